@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ */
+#include "core/errors.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static __thread const char  *err_fname = "MPI";
+static __thread char         err_reason[768];
+static __thread weft_comm_t *err_comm;
+
+void weft_err_begin(const char *fname)
+{
+    err_fname     = fname;
+    err_reason[0] = '\0';
+    err_comm      = NULL;
+}
+
+int weft_error(int cls, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err_reason[0] == '\0') { /* the first (innermost) reason wins */
+        va_start(ap, fmt);
+        vsnprintf(err_reason, sizeof(err_reason), fmt, ap);
+        va_end(ap);
+    }
+    return cls;
+}
+
+const char *weft_err_fname(void)
+{
+    return err_fname;
+}
+
+const char *weft_err_reason(void)
+{
+    return err_reason;
+}
+
+void weft_err_set_comm(weft_comm_t *comm)
+{
+    err_comm = comm;
+}
+
+weft_comm_t *weft_err_get_comm(void)
+{
+    return err_comm;
+}
+
+static const char *const class_strings[] = {
+    [MPI_SUCCESS]                   = "MPI_SUCCESS: no error",
+    [MPI_ERR_BUFFER]                = "MPI_ERR_BUFFER: invalid buffer pointer",
+    [MPI_ERR_COUNT]                 = "MPI_ERR_COUNT: invalid count argument",
+    [MPI_ERR_TYPE]                  = "MPI_ERR_TYPE: invalid datatype",
+    [MPI_ERR_TAG]                   = "MPI_ERR_TAG: invalid tag",
+    [MPI_ERR_COMM]                  = "MPI_ERR_COMM: invalid communicator",
+    [MPI_ERR_RANK]                  = "MPI_ERR_RANK: invalid rank",
+    [MPI_ERR_REQUEST]               = "MPI_ERR_REQUEST: invalid request",
+    [MPI_ERR_ROOT]                  = "MPI_ERR_ROOT: invalid root",
+    [MPI_ERR_GROUP]                 = "MPI_ERR_GROUP: invalid group",
+    [MPI_ERR_OP]                    = "MPI_ERR_OP: invalid reduction operation",
+    [MPI_ERR_TOPOLOGY]              = "MPI_ERR_TOPOLOGY: invalid topology",
+    [MPI_ERR_DIMS]                  = "MPI_ERR_DIMS: invalid dimension argument",
+    [MPI_ERR_ARG]                   = "MPI_ERR_ARG: invalid argument",
+    [MPI_ERR_UNKNOWN]               = "MPI_ERR_UNKNOWN: unknown error",
+    [MPI_ERR_TRUNCATE]              = "MPI_ERR_TRUNCATE: message truncated",
+    [MPI_ERR_OTHER]                 = "MPI_ERR_OTHER: other error",
+    [MPI_ERR_INTERN]                = "MPI_ERR_INTERN: internal error",
+    [MPI_ERR_PENDING]               = "MPI_ERR_PENDING: pending request",
+    [MPI_ERR_IN_STATUS]             = "MPI_ERR_IN_STATUS: error code is in status",
+    [MPI_ERR_ACCESS]                = "MPI_ERR_ACCESS: permission denied",
+    [MPI_ERR_AMODE]                 = "MPI_ERR_AMODE: invalid file access mode",
+    [MPI_ERR_ASSERT]                = "MPI_ERR_ASSERT: invalid assert argument",
+    [MPI_ERR_BAD_FILE]              = "MPI_ERR_BAD_FILE: invalid file name",
+    [MPI_ERR_BASE]                  = "MPI_ERR_BASE: invalid base address",
+    [MPI_ERR_CONVERSION]            = "MPI_ERR_CONVERSION: data conversion error",
+    [MPI_ERR_DISP]                  = "MPI_ERR_DISP: invalid displacement",
+    [MPI_ERR_DUP_DATAREP]           = "MPI_ERR_DUP_DATAREP: data representation already defined",
+    [MPI_ERR_FILE_EXISTS]           = "MPI_ERR_FILE_EXISTS: file exists",
+    [MPI_ERR_FILE_IN_USE]           = "MPI_ERR_FILE_IN_USE: file in use",
+    [MPI_ERR_FILE]                  = "MPI_ERR_FILE: invalid file handle",
+    [MPI_ERR_INFO_KEY]              = "MPI_ERR_INFO_KEY: info key too long",
+    [MPI_ERR_INFO_NOKEY]            = "MPI_ERR_INFO_NOKEY: no such info key",
+    [MPI_ERR_INFO_VALUE]            = "MPI_ERR_INFO_VALUE: info value too long",
+    [MPI_ERR_INFO]                  = "MPI_ERR_INFO: invalid info object",
+    [MPI_ERR_IO]                    = "MPI_ERR_IO: I/O error",
+    [MPI_ERR_KEYVAL]                = "MPI_ERR_KEYVAL: invalid keyval",
+    [MPI_ERR_LOCKTYPE]              = "MPI_ERR_LOCKTYPE: invalid lock type",
+    [MPI_ERR_NAME]                  = "MPI_ERR_NAME: name not published",
+    [MPI_ERR_NO_MEM]                = "MPI_ERR_NO_MEM: out of memory",
+    [MPI_ERR_NOT_SAME]              = "MPI_ERR_NOT_SAME: arguments differ across processes",
+    [MPI_ERR_NO_SPACE]              = "MPI_ERR_NO_SPACE: out of space",
+    [MPI_ERR_NO_SUCH_FILE]          = "MPI_ERR_NO_SUCH_FILE: no such file",
+    [MPI_ERR_PORT]                  = "MPI_ERR_PORT: invalid port name",
+    [MPI_ERR_QUOTA]                 = "MPI_ERR_QUOTA: quota exceeded",
+    [MPI_ERR_READ_ONLY]             = "MPI_ERR_READ_ONLY: read-only file",
+    [MPI_ERR_RMA_ATTACH]            = "MPI_ERR_RMA_ATTACH: memory cannot be attached",
+    [MPI_ERR_RMA_CONFLICT]          = "MPI_ERR_RMA_CONFLICT: conflicting RMA accesses",
+    [MPI_ERR_RMA_RANGE]             = "MPI_ERR_RMA_RANGE: target memory out of window range",
+    [MPI_ERR_RMA_SHARED]            = "MPI_ERR_RMA_SHARED: memory cannot be shared",
+    [MPI_ERR_RMA_SYNC]              = "MPI_ERR_RMA_SYNC: wrong RMA synchronization",
+    [MPI_ERR_SERVICE]               = "MPI_ERR_SERVICE: invalid service name",
+    [MPI_ERR_SIZE]                  = "MPI_ERR_SIZE: invalid size",
+    [MPI_ERR_SPAWN]                 = "MPI_ERR_SPAWN: spawn failed",
+    [MPI_ERR_UNSUPPORTED_DATAREP]   = "MPI_ERR_UNSUPPORTED_DATAREP: unsupported data representation",
+    [MPI_ERR_UNSUPPORTED_OPERATION] = "MPI_ERR_UNSUPPORTED_OPERATION: operation not supported",
+    [MPI_ERR_WIN]                   = "MPI_ERR_WIN: invalid window",
+    [MPI_ERR_RMA_FLAVOR]            = "MPI_ERR_RMA_FLAVOR: wrong window flavor",
+    [MPI_ERR_PROC_ABORTED]          = "MPI_ERR_PROC_ABORTED: process aborted",
+    [MPI_ERR_VALUE_TOO_LARGE]       = "MPI_ERR_VALUE_TOO_LARGE: value too large for the output",
+    [MPI_ERR_SESSION]               = "MPI_ERR_SESSION: invalid session",
+    [MPI_ERR_ERRHANDLER]            = "MPI_ERR_ERRHANDLER: invalid error handler",
+    [MPI_ERR_ABI]                   = "MPI_ERR_ABI: ABI mismatch",
+};
+
+/* User-defined classes and codes (MPI_Add_error_class/code/string) are kept
+ * by the error-handling module; these weak defaults cover the predefined set. */
+__attribute__((weak)) int weft_user_error_class_of(int code)
+{
+    (void)code;
+    return -1;
+}
+
+__attribute__((weak)) const char *weft_user_error_string_of(int code)
+{
+    (void)code;
+    return NULL;
+}
+
+int weft_error_class_of(int code)
+{
+    int n = (int)(sizeof(class_strings) / sizeof(class_strings[0]));
+
+    if (code >= 0 && code < n) {
+        return code;
+    }
+    return weft_user_error_class_of(code);
+}
+
+const char *weft_error_string_of(int code)
+{
+    int n = (int)(sizeof(class_strings) / sizeof(class_strings[0]));
+
+    if (code >= 0 && code < n) {
+        return class_strings[code];
+    }
+    return weft_user_error_string_of(code);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Error reporting inside the library. Impl functions return an MPI error code
+ * and record the reason with weft_error(); the API edge builds the message
+ * "MPI_Call(arg): reason" and dispatches the error handler. Reasons are
+ * per-thread and formatted only on the failure path.
+ */
+#ifndef WEFT_CORE_ERRORS_H
+#define WEFT_CORE_ERRORS_H
+
+#include <mpi.h>
+#include "core/object_types.h"
+
+/* Start of an MPI call: remembers its name for messages. */
+void weft_err_begin(const char *fname);
+
+/* Record the reason for error class cls; returns cls. */
+int weft_error(int cls, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The current call's name and recorded reason ("" when none). */
+const char *weft_err_fname(void);
+const char *weft_err_reason(void);
+
+/* Route the next dispatch of this call to comm's handler (requests remember
+ * their communicator; Wait/Test errors belong to it). */
+void weft_err_set_comm(weft_comm_t *comm);
+weft_comm_t *weft_err_get_comm(void);
+
+/* Error class of a code (codes added by MPI_Add_error_code map to a class). */
+int weft_error_class_of(int code);
+/* Text of a code or class, or NULL if unknown. */
+const char *weft_error_string_of(int code);
+
+#endif

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ */
+#include "core/runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sched.h>
+
+#include "core/comm.h"
+#include "core/datatype.h"
+#include "core/errhandler.h"
+#include "core/group.h"
+#include "core/info.h"
+#include "core/progress.h"
+#include "util/log.h"
+#include "util/tunables.h"
+
+weft_runtime_t  weft_runtime;
+pthread_mutex_t weft_big_lock = PTHREAD_MUTEX_INITIALIZER;
+__thread int    weft_cs_depth;
+
+#define WEFT_MAX_HOOKS 32
+static weft_progress_fn_t progress_hooks[WEFT_MAX_HOOKS];
+static int                progress_hook_count;
+static weft_finalize_fn_t finalize_hooks[WEFT_MAX_HOOKS];
+static int                finalize_hook_count;
+
+void weft_progress_register(weft_progress_fn_t fn)
+{
+    if (progress_hook_count < WEFT_MAX_HOOKS) {
+        progress_hooks[progress_hook_count++] = fn;
+    }
+}
+
+void weft_finalize_register(weft_finalize_fn_t fn)
+{
+    if (finalize_hook_count < WEFT_MAX_HOOKS) {
+        finalize_hooks[finalize_hook_count++] = fn;
+    }
+}
+
+int weft_progress_hooks_run(void)
+{
+    int events = 0;
+    for (int i = 0; i < progress_hook_count; i++) {
+        events += progress_hooks[i]();
+    }
+    return events;
+}
+
+void weft_cs_yield(void)
+{
+    if (weft_runtime.thread_multiple && weft_cs_depth > 0) {
+        pthread_mutex_unlock(&weft_big_lock);
+        sched_yield();
+        pthread_mutex_lock(&weft_big_lock);
+    } else {
+        sched_yield();
+    }
+}
+
+void weft_runtime_abort(int code, const char *msg)
+{
+    char line[1400];
+
+    snprintf(line, sizeof(line), "rank %d: %s", weft_runtime.pmi.rank, msg ? msg : "");
+    if (weft_runtime.pmi.size > 0) {
+        weft_pmi_abort(code, line);
+    }
+    weft_log_error("%s", line);
+    _exit(code ? code : 1);
+}
+
+extern int weft_api_arg_check;
+
+int weft_runtime_init(int required, int *provided)
+{
+    char        errbuf[512];
+    const char *jobid;
+    int         rc;
+
+    if (weft_pmi_init(&weft_runtime.pmi) != 0) {
+        weft_log_fatal(1, "MPI_Init: cannot connect to the process manager (PMI)");
+    }
+    if (weft_tunables_load(errbuf, sizeof(errbuf)) != 0) {
+        char msg[600];
+        snprintf(msg, sizeof(msg), "MPI_Init: %s", errbuf);
+        if (weft_runtime.pmi.rank == 0 || weft_runtime.pmi.is_singleton) {
+            weft_log_error("%s", msg);
+        }
+        weft_pmi_abort(1, msg);
+    }
+    weft_api_arg_check = weft_tunables.ARG_CHECK;
+    {
+        char prefix[64];
+        snprintf(prefix, sizeof(prefix), "weft[%d]", weft_runtime.pmi.rank);
+        weft_log_set_prefix(prefix);
+    }
+    jobid = getenv("WEFT_JOBID");
+    snprintf(weft_runtime.jobid, sizeof(weft_runtime.jobid), "%s",
+             jobid ? jobid : weft_runtime.pmi.kvsname);
+    if (weft_runtime.jobid[0] == '\0' || weft_runtime.pmi.is_singleton) {
+        snprintf(weft_runtime.jobid, sizeof(weft_runtime.jobid), "s%d", (int)getpid());
+    }
+    if (gethostname(weft_runtime.processor_name, sizeof(weft_runtime.processor_name) - 1) != 0) {
+        strcpy(weft_runtime.processor_name, "localhost");
+    }
+
+    if (required > MPI_THREAD_MULTIPLE) {
+        required = MPI_THREAD_MULTIPLE;
+    }
+    weft_runtime.thread_level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
+    weft_runtime.main_thread  = pthread_self();
+
+    if ((rc = weft_errhandler_module_init()) != MPI_SUCCESS ||
+        (rc = weft_info_module_init()) != MPI_SUCCESS ||
+        (rc = weft_group_module_init()) != MPI_SUCCESS ||
+        (rc = weft_datatype_module_init()) != MPI_SUCCESS ||
+        (rc = weft_comm_module_init()) != MPI_SUCCESS ||
+        (rc = weft_progress_module_init()) != MPI_SUCCESS) {
+        return rc;
+    }
+    weft_runtime.state = WEFT_STATE_INITIALIZED;
+    /* Turn the lock on last: init itself runs single-threaded. */
+    weft_runtime.thread_multiple = weft_runtime.thread_level == MPI_THREAD_MULTIPLE;
+    if (provided) {
+        *provided = weft_runtime.thread_level;
+    }
+    return MPI_SUCCESS;
+}
+
+int weft_runtime_finalize(void)
+{
+    int rc = weft_progress_module_quiesce();
+
+    for (int i = finalize_hook_count - 1; i >= 0; i--) {
+        finalize_hooks[i]();
+    }
+    weft_progress_module_fini();
+    weft_comm_module_fini();
+    weft_runtime.state = WEFT_STATE_FINALIZED;
+    weft_pmi_finalize();
+    return rc;
+}

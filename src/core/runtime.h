@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Library-wide state: init/finalize, thread level, the global critical
+ * section, the job layout from PMI, progress and finalize hook lists.
+ */
+#ifndef WEFT_CORE_RUNTIME_H
+#define WEFT_CORE_RUNTIME_H
+
+#include <pthread.h>
+#include <mpi.h>
+#include "pmi/pmi.h"
+
+typedef enum {
+    WEFT_STATE_UNINITIALIZED = 0,
+    WEFT_STATE_INITIALIZED,
+    WEFT_STATE_FINALIZED
+} weft_runtime_state_t;
+
+typedef struct {
+    weft_runtime_state_t state;
+    int                  sessions;       /* live MPI sessions (MPI-4) */
+    int                  thread_level;   /* provided */
+    int                  thread_multiple;
+    pthread_t            main_thread;
+    weft_pmi_info_t      pmi;            /* rank, size, node layout */
+    char                 jobid[128];     /* unique per job: shm names */
+    char                 processor_name[256];
+} weft_runtime_t;
+
+extern weft_runtime_t weft_runtime;
+
+static inline int weft_runtime_is_ready(void)
+{
+    return weft_runtime.state == WEFT_STATE_INITIALIZED || weft_runtime.sessions > 0;
+}
+
+/* Bring the runtime up (PMI, transports, WORLD/SELF); required <= provided.
+ * Returns an MPI error code. */
+int weft_runtime_init(int required, int *provided);
+int weft_runtime_finalize(void);
+
+/* Global critical section for MPI_THREAD_MULTIPLE (recursive per thread). */
+extern pthread_mutex_t weft_big_lock;
+extern __thread int    weft_cs_depth;
+static inline void weft_cs_enter(void)
+{
+    if (__builtin_expect(weft_runtime.thread_multiple, 0) && weft_cs_depth++ == 0) {
+        pthread_mutex_lock(&weft_big_lock);
+    }
+}
+static inline void weft_cs_exit(void)
+{
+    if (__builtin_expect(weft_runtime.thread_multiple, 0) && --weft_cs_depth == 0) {
+        pthread_mutex_unlock(&weft_big_lock);
+    }
+}
+/* Let other threads in while this one waits (depth is kept). */
+void weft_cs_yield(void);
+
+/* Hooks registered by modules at init; run in registration order
+ * (finalize hooks in reverse). Returns the number of events processed. */
+typedef int (*weft_progress_fn_t)(void);
+typedef void (*weft_finalize_fn_t)(void);
+void weft_progress_register(weft_progress_fn_t fn);
+void weft_finalize_register(weft_finalize_fn_t fn);
+
+/* Abort the whole job (MPI_Abort semantics). */
+void weft_runtime_abort(int code, const char *msg) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * PMI client: the small interface core and transports use to learn who they
+ * are and to exchange addresses. Speaks PMI-1 or PMI-2 wire protocol over the
+ * inherited socket PMI_FD (Weft's mpirun, MPICH hydra, Slurm srun --mpi=pmi2),
+ * chosen from the environment; with no PMI environment at all it runs as a
+ * singleton (rank 0 of 1). Not thread-safe: callers serialize.
+ */
+#ifndef WEFT_PMI_PMI_H
+#define WEFT_PMI_PMI_H
+
+#include <stddef.h>
+
+/* Limits that every supported PMI server accepts. */
+#define WEFT_PMI_MAX_KEY 64
+#define WEFT_PMI_MAX_VAL 1024
+
+typedef struct {
+    int rank;        /* in the job */
+    int size;        /* of the job */
+    int appnum;      /* MPI_APPNUM, 0 if unknown */
+    int local_rank;  /* among ranks on this node */
+    int local_size;  /* ranks on this node */
+    int node_id;     /* 0..node_count-1, nodes numbered by their lowest rank */
+    int node_count;
+    int *local_ranks;     /* job ranks on this node, ascending, local_size entries */
+    int *node_of_rank;    /* node id of every job rank, size entries */
+    int is_singleton;     /* no PMI server: rank 0 of 1 */
+    int pmi_version;      /* 1 or 2 (0 for singleton) */
+    char kvsname[256];
+} weft_pmi_info_t;
+
+/* Connect and fill *info (node layout included: it runs one put/fence/get
+ * round of host names). Returns 0, or -1 with a message printed. */
+int weft_pmi_init(weft_pmi_info_t *info);
+
+/* Publish key=value (value: printable, no spaces or '=' needed: use
+ * weft_pmi_encode for binary data). Visible to others after the next fence. */
+int weft_pmi_put(const char *key, const char *value);
+
+/* Collective over the whole job: commit puts and wait for every rank. */
+int weft_pmi_fence(void);
+
+/* Read a key put by any rank before the last fence. value is NUL-terminated. */
+int weft_pmi_get(int src_rank, const char *key, char *value, size_t len);
+
+/* Ask the launcher to kill the whole job with exit code, printing msg. Does
+ * not return if the server acts; falls back to _exit(exitcode). */
+void weft_pmi_abort(int exitcode, const char *msg) __attribute__((noreturn));
+
+/* Tell the server this rank finished cleanly, close the connection. */
+int weft_pmi_finalize(void);
+
+/* Hex-encode len bytes of data into out (2*len+1 bytes). */
+void weft_pmi_encode(const void *data, size_t len, char *out);
+/* Decode hex text into out (len bytes). Returns 0 or -1 on malformed text. */
+int weft_pmi_decode(const char *text, void *out, size_t len);
+
+/* Every rank contributes len bytes; all[] (size*len bytes) gets everyone's,
+ * ordered by rank. One put + fence + gets. */
+int weft_pmi_allgather(const void *mine, size_t len, void *all);
+
+/* Universe size from the launcher if known, else the job size. */
+int weft_pmi_universe_size(void);
+
+#endif
