@@ -798,3 +798,40 @@ MPI_Count weft_dt_elements(const weft_datatype_t *dt, MPI_Count nbytes)
     MPI_Count p     = partial_elems(dt, nbytes - whole * dt->size);
     return p < 0 ? MPI_UNDEFINED : n + p;
 }
+
+/* Stream bytes holding the first `elems` (< nelems) basic elements of one
+ * element. */
+static MPI_Count partial_bytes(const weft_datatype_t *dt, MPI_Count elems)
+{
+    const weft_dt_engine_t *eng = weft_dt_engine(dt);
+    MPI_Count               n   = 0;
+    if (eng->nblocks == 0) {
+        return elems > 0 ? dt->size : 0;
+    }
+    for (int i = 0; i < eng->nblocks && elems > 0; i++) {
+        const weft_dt_block_t *b  = &eng->blocks[i];
+        MPI_Count              ce = weft_dt_engine(b->type)->nelems;
+        MPI_Count              k  = b->count * b->rep;
+        if (ce == 0 || k == 0) {
+            continue;
+        }
+        if (elems >= k * ce) {
+            elems -= k * ce;
+            n += k * b->type->size;
+            continue;
+        }
+        MPI_Count whole = elems / ce;
+        return n + whole * b->type->size + partial_bytes(b->type, elems - whole * ce);
+    }
+    return n;
+}
+
+MPI_Count weft_dt_elements_to_bytes(const weft_datatype_t *dt, MPI_Count elems)
+{
+    MPI_Count ne = weft_dt_engine(dt)->nelems;
+    if (ne == 0 || elems <= 0) {
+        return 0;
+    }
+    MPI_Count whole = elems / ne;
+    return whole * dt->size + partial_bytes(dt, elems - whole * ne);
+}

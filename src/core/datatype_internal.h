@@ -112,6 +112,10 @@ int weft_dt_set_contents(weft_datatype_t *dt, int large, const int *ints, MPI_Co
                          const MPI_Aint *addrs, MPI_Count naddrs, const MPI_Count *larges,
                          MPI_Count nlarge, weft_datatype_t *const *types, MPI_Count ntypes);
 
+/* Bytes of the packed stream that hold the first elems basic elements
+ * (MPI_Status_set_elements). */
+MPI_Count weft_dt_elements_to_bytes(const weft_datatype_t *dt, MPI_Count elems);
+
 /* Predefined lookup (NULL when v is not a predefined datatype). */
 weft_datatype_t *weft_dt_builtin(MPI_Datatype v);
 
