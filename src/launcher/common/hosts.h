@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Host lists (-hosts a,b:2 and hostfiles with "host[:slots]" lines) and the
+ * question "is this host the machine we run on".
+ */
+#ifndef WEFT_LAUNCHER_HOSTS_H
+#define WEFT_LAUNCHER_HOSTS_H
+
+#include <stddef.h>
+
+typedef struct {
+    char name[256];
+    int  slots; /* >= 1 */
+} weft_host_t;
+
+/* Append the hosts of "a,b:2" to (*hosts, *n). 0, or -1 with err. */
+int weft_hosts_parse_list(const char *list, weft_host_t **hosts, int *n, char *err, size_t errlen);
+/* Append the hosts of a hostfile (# comments, blank lines allowed). */
+int weft_hosts_parse_file(const char *path, weft_host_t **hosts, int *n, char *err, size_t errlen);
+/* Resolve name: 1 local, 0 resolvable but another machine, -1 unknown (err set). */
+int weft_host_is_local(const char *name, char *err, size_t errlen);
+
+#endif

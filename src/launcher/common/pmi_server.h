@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * The PMI server inside weft-proxy: one connection per local rank (the rank's
+ * end of a socketpair is its PMI_FD), PMI-1 or PMI-2 detected per connection
+ * from its first bytes, replies through the shared codec (pmi/pmi_wire.h).
+ * Puts are held per node until every local rank enters the fence; then the
+ * proxy ships them to mpiexec (on_fence) and, when mpiexec has everyone's,
+ * weft_pmi_server_fence_done() merges them and releases the local ranks.
+ */
+#ifndef WEFT_LAUNCHER_PMI_SERVER_H
+#define WEFT_LAUNCHER_PMI_SERVER_H
+
+#include "buf.h"
+#include "kvs.h"
+
+typedef struct {
+    int        fd;
+    int        rank;
+    int        wire;        /* 0 until detected, then 1 or 2 */
+    int        initialized; /* answered init */
+    int        finalized;
+    int        in_fence;
+    int        aborted;
+    weft_buf_t in;
+    weft_buf_t out;
+} weft_pmi_sconn_t;
+
+typedef struct {
+    weft_kvs_t        kvs;
+    weft_buf_t        pending; /* puts since the last fence: "key\0value\0"... */
+    int               nconns;
+    weft_pmi_sconn_t *conns;
+    int               nfence;
+    const char       *kvsname;
+    const char       *mapping; /* "" when unknown */
+    int               size;
+    int               universe;
+    void             *ctx;
+    /* Every local rank entered the fence: ship puts to mpiexec. */
+    void (*on_fence)(void *ctx, const char *puts, size_t len);
+    /* A rank asked to abort the job. */
+    void (*on_abort)(void *ctx, int rank, int code, const char *msg);
+    /* A protocol error worth one line on stderr. */
+    void (*on_error)(void *ctx, int rank, const char *what);
+} weft_pmi_server_t;
+
+int  weft_pmi_server_init(weft_pmi_server_t *srv, int nconns);
+void weft_pmi_server_fini(weft_pmi_server_t *srv);
+
+/* Read and handle what connection i has. 1 open, 0 closed (EOF), -1 error. */
+int  weft_pmi_server_input(weft_pmi_server_t *srv, int i);
+/* Write queued replies of connection i without blocking. */
+void weft_pmi_server_flush(weft_pmi_server_t *srv, int i);
+/* mpiexec's merged puts of the fence arrived: store them, release ranks. */
+void weft_pmi_server_fence_done(weft_pmi_server_t *srv, const char *puts, size_t len);
+
+#endif

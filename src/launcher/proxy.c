@@ -1,0 +1,619 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * weft-proxy: one per node. Receives the job from mpiexec over the control
+ * channel, plans CPU binding, forks the node's ranks (each in its own process
+ * group, with PR_SET_PDEATHSIG), serves PMI on per-rank socketpairs, forwards
+ * stdout/stderr/stdin, relays signals, reports exits, and removes the job's
+ * leftover /dev/shm/weft-<jobid>-* segments when everything has ended.
+ * If mpiexec goes away (control EOF or our own parent-death SIGTERM) every
+ * rank's process group is killed.
+ */
+#include "common/binding.h"
+#include "common/buf.h"
+#include "common/ctl.h"
+#include "common/job.h"
+#include "common/pmi_server.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Wait this long for output pipes held open by a rank's children after the
+ * rank itself has exited, then kill its process group. */
+#define PROXY_DRAIN_MS 1000
+
+typedef struct {
+    int   rank;
+    pid_t pid;
+    int   alive;
+    int   reaped;
+    int   fds[2]; /* stdout, stderr read ends; -1 when closed */
+} proxy_rank_t;
+
+static struct {
+    weft_job_t          job;
+    weft_ctl_conn_t     ctl;
+    weft_pmi_server_t   srv;
+    weft_binding_plan_t plan;
+    proxy_rank_t       *ranks;
+    int                 nlive;
+    int                 sigpipe[2];
+    int                 stdin_fd;   /* write end of rank 0's stdin, or -1 */
+    int                 stdin_eof;
+    weft_buf_t          stdin_buf;
+    long long           drain_deadline;
+    int                 started;
+} px = {.stdin_fd = -1, .sigpipe = {-1, -1}};
+
+static void px_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void px_log(const char *fmt, ...)
+{
+    char    line[1024];
+    va_list ap;
+    int     n = snprintf(line, sizeof(line), "weft-proxy: error: ");
+
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    n         = (int)strlen(line);
+    line[n++] = '\n';
+    if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+        /* nothing more to do */
+    }
+}
+
+static void px_on_signal(int sig)
+{
+    unsigned char c     = (unsigned char)sig;
+    int           saved = errno;
+    if (write(px.sigpipe[1], &c, 1) < 0) {
+        /* pipe full: a wakeup is already pending */
+    }
+    errno = saved;
+}
+
+static void px_signal_all(int sig)
+{
+    for (int i = 0; i < px.job.nlocal; i++) {
+        if (px.ranks != NULL && px.ranks[i].pid > 0) {
+            /* The whole process group, so the rank's own children go too. */
+            kill(-px.ranks[i].pid, sig);
+            if (px.ranks[i].alive) {
+                kill(px.ranks[i].pid, sig);
+            }
+        }
+    }
+}
+
+static void px_cleanup_shm(void)
+{
+    char           prefix[128];
+    DIR           *d = opendir("/dev/shm");
+    struct dirent *e;
+
+    if (d == NULL || px.job.jobid[0] == '\0') {
+        if (d) {
+            closedir(d);
+        }
+        return;
+    }
+    snprintf(prefix, sizeof(prefix), "weft-%s-", px.job.jobid);
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+            unlinkat(dirfd(d), e->d_name, 0);
+        }
+    }
+    closedir(d);
+}
+
+/* mpiexec is gone: nobody can report or decide anything any more. */
+static void px_emergency_exit(void)
+{
+    px_signal_all(SIGKILL);
+    px_cleanup_shm();
+    _exit(1);
+}
+
+static void px_send(int type, int a0, int a1, const void *data, size_t len)
+{
+    if (weft_ctl_send(&px.ctl, type, a0, a1, data, len) != 0) {
+        px_emergency_exit();
+    }
+}
+
+static void px_on_fence(void *ctx, const char *puts, size_t len)
+{
+    (void)ctx;
+    px_send(WEFT_CTL_FENCE_IN, 0, 0, puts, len);
+}
+
+static void px_on_abort(void *ctx, int rank, int code, const char *msg)
+{
+    (void)ctx;
+    px_send(WEFT_CTL_ABORT, rank, code, msg, strlen(msg));
+}
+
+static void px_on_error(void *ctx, int rank, const char *what)
+{
+    (void)ctx;
+    px_log("PMI from rank %d: %s", rank, what);
+}
+
+/* Forward what an output pipe has; on EOF tell mpiexec and close it. */
+static void px_read_output(int i, int stream)
+{
+    proxy_rank_t *r = &px.ranks[i];
+    char          chunk[16384];
+
+    for (;;) {
+        ssize_t n = read(r->fds[stream], chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return;
+        }
+        if (n <= 0) {
+            close(r->fds[stream]);
+            r->fds[stream] = -1;
+            px_send(WEFT_CTL_OUTPUT, r->rank, stream + 1, NULL, 0);
+            return;
+        }
+        px_send(WEFT_CTL_OUTPUT, r->rank, stream + 1, chunk, (size_t)n);
+        if ((size_t)n < sizeof(chunk)) {
+            return;
+        }
+    }
+}
+
+static void px_pmi_input(int i)
+{
+    weft_pmi_sconn_t *c = &px.srv.conns[i];
+
+    if (c->fd < 0) {
+        return;
+    }
+    if (weft_pmi_server_input(&px.srv, i) <= 0) {
+        close(c->fd);
+        c->fd = -1;
+    }
+}
+
+static void px_reap(void)
+{
+    for (;;) {
+        int   status;
+        pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid <= 0) {
+            return;
+        }
+        for (int i = 0; i < px.job.nlocal; i++) {
+            proxy_rank_t     *r = &px.ranks[i];
+            weft_pmi_sconn_t *c = &px.srv.conns[i];
+            char              info[128];
+
+            if (r->pid != pid || !r->alive) {
+                continue;
+            }
+            /* Handle what the rank said last (abort, finalize) and what it
+             * printed before reporting its end. */
+            px_pmi_input(i);
+            for (int s = 0; s < 2; s++) {
+                if (r->fds[s] >= 0) {
+                    px_read_output(i, s);
+                }
+            }
+            r->alive = 0;
+            px.nlive--;
+            snprintf(info, sizeof(info), "pid=%d init=%d fin=%d abort=%d", (int)pid,
+                     c->initialized, c->finalized, c->aborted);
+            px_send(WEFT_CTL_EXIT, r->rank, status, info, strlen(info));
+        }
+        if (px.nlive == 0 && px.drain_deadline == 0) {
+            px.drain_deadline = weft_now_ms() + PROXY_DRAIN_MS;
+        }
+    }
+}
+
+static void px_write_stdin(void)
+{
+    while (px.stdin_fd >= 0 && px.stdin_buf.len > 0) {
+        ssize_t n = write(px.stdin_fd, px.stdin_buf.data, px.stdin_buf.len);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return;
+        }
+        if (n < 0) {
+            /* Rank 0 closed its stdin: discard, but keep acknowledging. */
+            close(px.stdin_fd);
+            px.stdin_fd = -1;
+            px_send(WEFT_CTL_STDIN_ACK, (int)px.stdin_buf.len, 0, NULL, 0);
+            px.stdin_buf.len = 0;
+            return;
+        }
+        weft_buf_consume(&px.stdin_buf, (size_t)n);
+        px_send(WEFT_CTL_STDIN_ACK, (int)n, 0, NULL, 0);
+    }
+    if (px.stdin_fd >= 0 && px.stdin_eof && px.stdin_buf.len == 0) {
+        close(px.stdin_fd);
+        px.stdin_fd = -1;
+    }
+}
+
+/* "NAME=..." with the same NAME as var? */
+static int env_same_name(const char *entry, const char *var)
+{
+    size_t n = strcspn(var, "=");
+    return strncmp(entry, var, n) == 0 && entry[n] == '=';
+}
+
+static char **px_build_env(int i, int pmi_fd)
+{
+    char   extra[8][160];
+    int    nextra = 0, n = 0;
+    char **envp   = calloc((size_t)px.job.nenv + 9, sizeof(char *));
+
+    if (envp == NULL) {
+        return NULL;
+    }
+    snprintf(extra[nextra++], sizeof(extra[0]), "PMI_FD=%d", pmi_fd);
+    snprintf(extra[nextra++], sizeof(extra[0]), "PMI_RANK=%d", px.job.ranks[i]);
+    snprintf(extra[nextra++], sizeof(extra[0]), "PMI_SIZE=%d", px.job.size);
+    snprintf(extra[nextra++], sizeof(extra[0]), "PMI_JOBID=%s", px.job.kvsname);
+    snprintf(extra[nextra++], sizeof(extra[0]), "WEFT_JOBID=%s", px.job.jobid);
+    snprintf(extra[nextra++], sizeof(extra[0]), "MPI_LOCALRANKID=%d", i);
+    snprintf(extra[nextra++], sizeof(extra[0]), "MPI_LOCALNRANKS=%d", px.job.nlocal);
+    for (int e = 0; e < px.job.nenv; e++) {
+        int dup = 0;
+        for (int x = 0; x < nextra && !dup; x++) {
+            dup = env_same_name(px.job.env[e], extra[x]);
+        }
+        if (!dup) {
+            envp[n++] = px.job.env[e];
+        }
+    }
+    for (int x = 0; x < nextra; x++) {
+        envp[n++] = strdup(extra[x]);
+    }
+    envp[n] = NULL;
+    return envp;
+}
+
+static void px_child(int i, int pmi_fd, int out_fd, int err_fd, int in_fd, char **envp,
+                     pid_t proxy_pid)
+{
+    sigset_t all;
+    char     msg[512];
+    int      n;
+
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != proxy_pid) {
+        _exit(1); /* the proxy died before we armed the safety net */
+    }
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
+    if (in_fd < 0) {
+        in_fd = open("/dev/null", O_RDONLY);
+    }
+    dup2(in_fd, STDIN_FILENO);
+    dup2(out_fd, STDOUT_FILENO);
+    dup2(err_fd, STDERR_FILENO);
+    weft_fd_set_cloexec(pmi_fd, 0);
+    if (px.job.cwd[0] != '\0' && chdir(px.job.cwd) != 0) {
+        n = snprintf(msg, sizeof(msg), "weft-proxy: error: rank %d: cannot chdir to %s: %s\n",
+                     px.job.ranks[i], px.job.cwd, strerror(errno));
+        if (write(STDERR_FILENO, msg, (size_t)n) < 0) {
+            /* ignore */
+        }
+    }
+    if (weft_binding_apply(&px.plan, i) != 0) {
+        n = snprintf(msg, sizeof(msg), "weft-proxy: warning: rank %d: CPU binding failed: %s\n",
+                     px.job.ranks[i], strerror(errno));
+        if (write(STDERR_FILENO, msg, (size_t)n) < 0) {
+            /* ignore */
+        }
+    }
+    execve(px.job.argv[0], px.job.argv, envp);
+    n = snprintf(msg, sizeof(msg), "mpiexec: error: rank %d: cannot execute %s: %s\n",
+                 px.job.ranks[i], px.job.argv[0], strerror(errno));
+    if (write(STDERR_FILENO, msg, (size_t)n) < 0) {
+        /* ignore */
+    }
+    _exit(127);
+}
+
+static int px_start_ranks(void)
+{
+    pid_t self = getpid();
+
+    px.ranks = calloc((size_t)px.job.nlocal, sizeof(*px.ranks));
+    if (px.ranks == NULL) {
+        return -1;
+    }
+    for (int i = 0; i < px.job.nlocal; i++) {
+        int    sv[2], out[2], err[2], in[2] = {-1, -1};
+        char **envp;
+        pid_t  pid;
+
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+            pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+            px_log("cannot create pipes for rank %d: %s", px.job.ranks[i], strerror(errno));
+            return -1;
+        }
+        if (px.job.ranks[i] == 0 && pipe2(in, O_CLOEXEC) != 0) {
+            px_log("cannot create stdin pipe: %s", strerror(errno));
+            return -1;
+        }
+        envp = px_build_env(i, sv[1]);
+        if (envp == NULL) {
+            return -1;
+        }
+        pid = fork();
+        if (pid < 0) {
+            px_log("fork for rank %d failed: %s", px.job.ranks[i], strerror(errno));
+            return -1;
+        }
+        if (pid == 0) {
+            px_child(i, sv[1], out[1], err[1], in[0], envp, self);
+        }
+        setpgid(pid, pid);
+        free(envp); /* the extra strings leak once per rank: harmless */
+        close(sv[1]);
+        close(out[1]);
+        close(err[1]);
+        if (in[0] >= 0) {
+            close(in[0]);
+            px.stdin_fd = in[1];
+            weft_fd_set_nonblock(px.stdin_fd);
+        }
+        weft_fd_set_nonblock(out[0]);
+        weft_fd_set_nonblock(err[0]);
+        px.ranks[i].rank   = px.job.ranks[i];
+        px.ranks[i].pid    = pid;
+        px.ranks[i].alive  = 1;
+        px.ranks[i].fds[0] = out[0];
+        px.ranks[i].fds[1] = err[0];
+        px.srv.conns[i].fd   = sv[0];
+        px.srv.conns[i].rank = px.job.ranks[i];
+        px.nlive++;
+        px_send(WEFT_CTL_STARTED, px.job.ranks[i], (int)pid, NULL, 0);
+    }
+    px.started = 1;
+    return 0;
+}
+
+static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload)
+{
+    char err[512];
+
+    switch (hdr->type) {
+    case WEFT_CTL_JOB:
+        if (weft_job_unpack(payload, hdr->len, &px.job) != 0) {
+            snprintf(err, sizeof(err), "malformed job description from mpiexec");
+            px_send(WEFT_CTL_READY, -1, 0, err, strlen(err));
+            return;
+        }
+        if (weft_pmi_server_init(&px.srv, px.job.nlocal) != 0) {
+            snprintf(err, sizeof(err), "out of memory");
+            px_send(WEFT_CTL_READY, -1, 0, err, strlen(err));
+            return;
+        }
+        px.srv.kvsname  = px.job.kvsname;
+        px.srv.mapping  = px.job.mapping;
+        px.srv.size     = px.job.size;
+        px.srv.universe = px.job.universe;
+        px.srv.on_fence = px_on_fence;
+        px.srv.on_abort = px_on_abort;
+        px.srv.on_error = px_on_error;
+        if (weft_binding_plan(&px.job.bind, px.job.nlocal, &px.plan, err, sizeof(err)) != 0) {
+            px_send(WEFT_CTL_READY, -1, 0, err, strlen(err));
+            return;
+        }
+        if (px.job.bind.show) {
+            for (int i = 0; i < px.job.nlocal; i++) {
+                px_send(WEFT_CTL_BINDING, px.job.ranks[i], 0, px.plan.text[i],
+                        strlen(px.plan.text[i]));
+            }
+        }
+        px_send(WEFT_CTL_READY, 0, 0, px.plan.note, strlen(px.plan.note));
+        break;
+    case WEFT_CTL_GO:
+        if (px_start_ranks() != 0) {
+            px_emergency_exit();
+        }
+        break;
+    case WEFT_CTL_FENCE_OUT:
+        weft_pmi_server_fence_done(&px.srv, payload, hdr->len);
+        break;
+    case WEFT_CTL_STDIN:
+        if (hdr->len == 0) {
+            px.stdin_eof = 1;
+        } else if (px.stdin_fd >= 0) {
+            weft_buf_append(&px.stdin_buf, payload, hdr->len);
+        } else {
+            px_send(WEFT_CTL_STDIN_ACK, (int)hdr->len, 0, NULL, 0);
+        }
+        px_write_stdin();
+        break;
+    case WEFT_CTL_SIGNAL:
+        px_signal_all(hdr->a0);
+        break;
+    default:
+        px_log("unexpected control message %u", hdr->type);
+        break;
+    }
+}
+
+static int px_finished(void)
+{
+    if (!px.started || px.nlive > 0) {
+        return 0;
+    }
+    for (int i = 0; i < px.job.nlocal; i++) {
+        if (px.ranks[i].fds[0] >= 0 || px.ranks[i].fds[1] >= 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    int              ctl_fd = -1;
+    struct sigaction sa;
+    struct pollfd   *pfds;
+    int              maxfds;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--control-fd") == 0 && i + 1 < argc) {
+            ctl_fd = atoi(argv[++i]);
+        }
+    }
+    if (ctl_fd < 0 || fcntl(ctl_fd, F_GETFD) < 0) {
+        fprintf(stderr, "weft-proxy: error: started without a control connection "
+                        "(weft-proxy is run by mpiexec, not by hand)\n");
+        return 2;
+    }
+    /* mpiexec gone -> SIGTERM to us -> we kill every rank. */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    weft_fd_set_cloexec(ctl_fd, 1);
+    weft_ctl_conn_init(&px.ctl, ctl_fd);
+
+    if (pipe2(px.sigpipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        return 1;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = px_on_signal;
+    sa.sa_flags   = SA_RESTART | SA_NOCLDSTOP;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    for (;;) {
+        int       n = 0, timeout = -1;
+        long long now;
+
+        maxfds = 3 + (px.job.nlocal > 0 ? 3 * px.job.nlocal : 0) + 1;
+        pfds   = calloc((size_t)maxfds, sizeof(*pfds));
+        if (pfds == NULL) {
+            px_emergency_exit();
+        }
+        pfds[n++] = (struct pollfd){.fd     = px.ctl.fd,
+                                    .events = POLLIN | (px.ctl.out.len ? POLLOUT : 0)};
+        pfds[n++] = (struct pollfd){.fd = px.sigpipe[0], .events = POLLIN};
+        pfds[n++] = (struct pollfd){
+            .fd = (px.stdin_fd >= 0 && px.stdin_buf.len > 0) ? px.stdin_fd : -1, .events = POLLOUT};
+        for (int i = 0; px.started && i < px.job.nlocal; i++) {
+            weft_pmi_sconn_t *c = &px.srv.conns[i];
+            pfds[n++] = (struct pollfd){.fd = px.ranks[i].fds[0], .events = POLLIN};
+            pfds[n++] = (struct pollfd){.fd = px.ranks[i].fds[1], .events = POLLIN};
+            pfds[n++] = (struct pollfd){.fd = c->fd, .events = POLLIN | (c->out.len ? POLLOUT : 0)};
+        }
+        if (px.drain_deadline > 0) {
+            long long left = px.drain_deadline - weft_now_ms();
+            timeout        = left > 0 ? (int)left : 0;
+        }
+        if (poll(pfds, (nfds_t)n, timeout) < 0 && errno != EINTR) {
+            px_emergency_exit();
+        }
+
+        if (pfds[1].revents & POLLIN) {
+            unsigned char sigs[64];
+            ssize_t       k = read(px.sigpipe[0], sigs, sizeof(sigs));
+            for (ssize_t s = 0; s < k; s++) {
+                if (sigs[s] == SIGCHLD) {
+                    px_reap();
+                } else {
+                    px_emergency_exit(); /* parent death or someone killing us */
+                }
+            }
+        }
+        if (pfds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+            int rc = weft_ctl_read(&px.ctl);
+            for (;;) {
+                weft_ctl_hdr_t hdr;
+                char          *payload;
+                if (weft_ctl_next(&px.ctl, &hdr, &payload) != 1) {
+                    break;
+                }
+                px_handle_ctl(&hdr, payload);
+                free(payload);
+            }
+            if (rc <= 0) {
+                px_emergency_exit();
+            }
+        }
+        if (pfds[0].revents & POLLOUT) {
+            if (weft_ctl_flush(&px.ctl) != 0) {
+                px_emergency_exit();
+            }
+        }
+        if (pfds[2].revents) {
+            px_write_stdin();
+        }
+        for (int i = 0, k = 3; px.started && i < px.job.nlocal; i++, k += 3) {
+            if (pfds[k].fd >= 0 && pfds[k].revents) {
+                px_read_output(i, 0);
+            }
+            if (pfds[k + 1].fd >= 0 && pfds[k + 1].revents) {
+                px_read_output(i, 1);
+            }
+            if (pfds[k + 2].fd >= 0 && (pfds[k + 2].revents & (POLLIN | POLLHUP | POLLERR))) {
+                px_pmi_input(i);
+            }
+            if (pfds[k + 2].fd >= 0 && (pfds[k + 2].revents & POLLOUT)) {
+                weft_pmi_server_flush(&px.srv, i);
+            }
+        }
+        free(pfds);
+
+        now = weft_now_ms();
+        if (px.drain_deadline > 0 && now >= px.drain_deadline && !px_finished()) {
+            /* Rank children still hold the output pipes: end them. */
+            px_signal_all(SIGKILL);
+            for (int i = 0; i < px.job.nlocal; i++) {
+                for (int s = 0; s < 2; s++) {
+                    if (px.ranks[i].fds[s] >= 0) {
+                        px_read_output(i, s);
+                        if (px.ranks[i].fds[s] >= 0) {
+                            close(px.ranks[i].fds[s]);
+                            px.ranks[i].fds[s] = -1;
+                            px_send(WEFT_CTL_OUTPUT, px.ranks[i].rank, s + 1, NULL, 0);
+                        }
+                    }
+                }
+            }
+        }
+        if (px_finished()) {
+            break;
+        }
+    }
+
+    px_cleanup_shm();
+    px_send(WEFT_CTL_DONE, 0, 0, NULL, 0);
+    weft_ctl_flush_wait(&px.ctl, 5000);
+    weft_binding_plan_free(&px.plan);
+    weft_pmi_server_fini(&px.srv);
+    weft_job_free(&px.job);
+    return 0;
+}
