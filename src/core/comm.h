@@ -33,6 +33,10 @@ struct weft_comm {
     int                     topo_kind;    /* MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH, MPI_UNDEFINED */
     struct weft_coll_comm  *coll;         /* collective module state, lazily built */
     char                    name[MPI_MAX_OBJECT_NAME];
+    weft_comm_t            *local_comm;   /* intercomms: intracomm over the local group
+                                             (own context id), for internal exchanges */
+    int                     owns_context; /* context id came from the allocator */
+    int                     freed;        /* MPI_Comm_free called (handle gone) */
 };
 
 extern weft_comm_t weft_comm_world;
@@ -54,6 +58,12 @@ static inline int weft_comm_is_inter(const weft_comm_t *comm)
 weft_comm_t *weft_comm_alloc(weft_group_t *group, weft_group_t *remote_group, uint32_t context_id);
 void         weft_comm_retain(weft_comm_t *comm);
 void         weft_comm_release(weft_comm_t *comm);
+
+/* Build a communicator over group (intra, remote_group NULL) or an
+ * intercommunicator, owning the context id (released to the allocator when
+ * the last reference goes). Copies nothing else (errhandler = FATAL). */
+weft_comm_t *weft_comm_new_owned(weft_group_t *group, weft_group_t *remote_group,
+                                 uint32_t context_id);
 
 /* Set up WORLD and SELF after PMI init; tear down at finalize. */
 int  weft_comm_module_init(void);

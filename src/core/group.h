@@ -23,6 +23,13 @@ void          weft_group_release(weft_group_t *group);
 /* Rank in group of world rank w, or MPI_UNDEFINED. */
 int weft_group_rank_of_world(const weft_group_t *group, int w);
 
+/* Handle for an output group: MPI_GROUP_EMPTY for an empty group (the
+ * object is released), the object itself otherwise. */
+MPI_Group weft_group_handle_out(weft_group_t *group);
+
+/* MPI_IDENT, MPI_SIMILAR or MPI_UNEQUAL. */
+int weft_group_compare_raw(const weft_group_t *a, const weft_group_t *b);
+
 int  weft_group_module_init(void);
 void weft_group_module_fini(void);
 

@@ -38,6 +38,7 @@ typedef enum {
 typedef struct {
     uint32_t magic;    /* WEFT_MAGIC(kind) while alive */
     int32_t  refcount; /* users: the handle, pending operations, derived objects */
+    int32_t  toint;    /* index given by MPI_<X>_toint, 0 until asked */
     uintptr_t handle;  /* builtin handle value, or 0 for user objects */
 } weft_object_t;
 
@@ -45,6 +46,7 @@ static inline void weft_object_init(weft_object_t *obj, weft_kind_t kind, uintpt
 {
     obj->magic    = WEFT_MAGIC(kind);
     obj->refcount = 1;
+    obj->toint    = 0;
     obj->handle   = builtin;
 }
 

@@ -24,7 +24,7 @@ typedef struct {
     int                  thread_multiple;
     pthread_t            main_thread;
     weft_pmi_info_t      pmi;            /* rank, size, node layout */
-    char                 jobid[128];     /* unique per job: shm names */
+    char                 jobid[300];     /* unique per job: shm names */
     char                 processor_name[256];
 } weft_runtime_t;
 

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * One poll = the shared-memory rings, then point-to-point's deferred work,
+ * then registered hooks (collective schedules, RMA). Waiting follows
+ * WEFT_WAIT_POLICY: spin, yield, or spin-then-yield (adaptive, default), or
+ * spin-then-sleep on a futex that senders ring (blocking). When there are
+ * more local ranks than CPUs, spinning only steals time from the rank we are
+ * waiting for, so waits yield almost at once.
+ */
+#include "core/progress.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include "core/pt2pt_internal.h"
+#include "core/runtime.h"
+#include "transport/shm/shm.h"
+#include "util/tunables.h"
+
+enum { POLICY_ADAPTIVE, POLICY_SPIN, POLICY_YIELD, POLICY_BLOCKING };
+
+static struct {
+    int      policy;
+    unsigned spin_limit;
+    int      shm_up;
+} progress;
+
+int weft_progress_module_init(void)
+{
+    cpu_set_t cpus;
+    int       ncpu;
+    int       rc;
+
+    progress.policy     = weft_tunables.WAIT_POLICY;
+    progress.spin_limit = weft_tunables.SPIN_COUNT > 0 ? (unsigned)weft_tunables.SPIN_COUNT : 0;
+    ncpu                = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus)
+                                                                        : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    /* Our affinity may be a single core (bound): compare the node's rank count
+     * to the machine's CPUs, not to our mask. */
+    ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN) > ncpu ? (int)sysconf(_SC_NPROCESSORS_ONLN) : ncpu;
+    if (weft_runtime.pmi.local_size > ncpu && progress.spin_limit > 16) {
+        progress.spin_limit = 16;
+    }
+    rc = weft_pt2pt_module_init();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    progress.shm_up = 1;
+    return MPI_SUCCESS;
+}
+
+int weft_progress_module_quiesce(void)
+{
+    /* Complete our own deferred sends, then meet every rank: after the fence
+     * nobody will touch our rings or read our memory again. */
+    int rc = weft_pt2pt_drain();
+
+    if (weft_pmi_fence() != 0 && rc == MPI_SUCCESS) {
+        rc = MPI_ERR_OTHER;
+    }
+    return rc;
+}
+
+void weft_progress_module_fini(void)
+{
+    if (progress.shm_up) {
+        weft_pt2pt_module_fini();
+        progress.shm_up = 0;
+    }
+}
+
+int weft_progress_poll(void)
+{
+    int events = weft_shm_poll();
+
+    events += weft_pt2pt_progress();
+    return events + weft_progress_hooks_run();
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+void weft_wait_step(weft_wait_t *w)
+{
+    unsigned n = w->polls++;
+
+    switch (progress.policy) {
+    case POLICY_SPIN:
+        cpu_relax();
+        if (weft_runtime.thread_multiple && (n & 63) == 63) {
+            weft_cs_yield(); /* let other threads into the library now and then */
+        }
+        break;
+    case POLICY_YIELD:
+        weft_cs_yield();
+        break;
+    case POLICY_BLOCKING:
+        if (n < progress.spin_limit) {
+            cpu_relax();
+        } else if (n < progress.spin_limit + 64) {
+            weft_cs_yield();
+        } else {
+            /* Drop the big lock while asleep; a sender's futex wake (or the
+             * timeout, for events that do not come through a ring) ends it. */
+            int depth = weft_cs_depth;
+            if (weft_runtime.thread_multiple && depth > 0) {
+                weft_cs_depth = 0;
+                pthread_mutex_unlock(&weft_big_lock);
+            }
+            weft_shm_sleep(2000);
+            if (weft_runtime.thread_multiple && depth > 0) {
+                pthread_mutex_lock(&weft_big_lock);
+                weft_cs_depth = depth;
+            }
+        }
+        break;
+    default:
+        if (n < progress.spin_limit) {
+            cpu_relax();
+        } else {
+            weft_cs_yield();
+        }
+        break;
+    }
+}

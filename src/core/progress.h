@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * The progress engine: one poll of every transport and registered hook, and
+ * the wait loop that applies WEFT_WAIT_POLICY.
+ */
+#ifndef WEFT_CORE_PROGRESS_H
+#define WEFT_CORE_PROGRESS_H
+
+int  weft_progress_module_init(void);
+/* Called first thing in MPI_Finalize: complete outstanding traffic and
+ * synchronize with every other rank so nobody tears down a channel a peer
+ * still uses. Returns an MPI error code. */
+int  weft_progress_module_quiesce(void);
+void weft_progress_module_fini(void);
+
+/* Poll everything once; returns the number of events handled. */
+int weft_progress_poll(void);
+
+/* Run registered progress hooks (runtime.c). */
+int weft_progress_hooks_run(void);
+
+/* Waiting: call weft_wait_begin() once, then weft_wait_step() after each
+ * unsuccessful poll; the policy decides whether to spin, yield or sleep. */
+typedef struct {
+    unsigned polls;
+} weft_wait_t;
+
+void weft_wait_step(weft_wait_t *w);
+
+#endif

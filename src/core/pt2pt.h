@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Internal point-to-point: what collectives, communicator construction and
+ * RMA use to move bytes between ranks of a communicator. ctx_offset is
+ * WEFT_CTX_PT2PT for user traffic, WEFT_CTX_COLL for a library-internal
+ * exchange that must never match user messages. Ranks are ranks in comm's
+ * peer group. Return MPI error codes.
+ */
+#ifndef WEFT_CORE_PT2PT_H
+#define WEFT_CORE_PT2PT_H
+
+#include "core/request.h"
+
+int weft_isend(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
+               weft_comm_t *comm, unsigned ctx_offset, weft_send_mode_t mode,
+               weft_request_t **req_p);
+int weft_irecv(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int tag,
+               weft_comm_t *comm, unsigned ctx_offset, weft_request_t **req_p);
+
+/* Blocking forms (isend/irecv + wait). */
+int weft_send(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
+              weft_comm_t *comm, unsigned ctx_offset);
+int weft_recv(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int tag,
+              weft_comm_t *comm, unsigned ctx_offset, MPI_Status *status);
+int weft_sendrecv(const void *sbuf, MPI_Count scount, weft_datatype_t *sdt, int dest, int stag,
+                  void *rbuf, MPI_Count rcount, weft_datatype_t *rdt, int source, int rtag,
+                  weft_comm_t *comm, unsigned ctx_offset, MPI_Status *status);
+
+/* Byte-level shorthands for internal exchanges (MPI_BYTE). */
+int weft_send_bytes(const void *buf, size_t n, int dest, int tag, weft_comm_t *comm);
+int weft_recv_bytes(void *buf, size_t n, int source, int tag, weft_comm_t *comm);
+
+#endif

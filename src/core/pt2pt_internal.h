@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Point-to-point internals shared by pt2pt.c, pt2pt_api.c and progress.c.
+ */
+#ifndef WEFT_CORE_PT2PT_INTERNAL_H
+#define WEFT_CORE_PT2PT_INTERNAL_H
+
+#include "core/pt2pt.h"
+
+int  weft_pt2pt_module_init(void);
+void weft_pt2pt_module_fini(void);
+/* Deferred work: queued sends, control messages, 2-copy pipelines. */
+int  weft_pt2pt_progress(void);
+/* Push out everything queued by this rank (finalize). */
+int  weft_pt2pt_drain(void);
+
+/* An arrived message nobody has asked for yet. */
+typedef struct weft_unexp {
+    struct weft_unexp *next, *prev;
+    uint32_t           context;
+    int32_t            src;      /* rank in the communicator */
+    int32_t            tag;
+    uint8_t            type;     /* protocol message type */
+    int                peer;     /* local index of the sender */
+    MPI_Count          bytes;    /* message size */
+    void              *data;     /* eager payload (inline or malloc'd) */
+    uint64_t           rts[4];   /* rendezvous descriptor */
+    weft_request_t    *self_sreq; /* self-send waiting for its match */
+    char               inline_data[48];
+} weft_unexp_t;
+
+/* Probe support: find (and optionally remove) the first unexpected message
+ * matching (context, source, tag). */
+weft_unexp_t *weft_pt2pt_find_unexpected(uint32_t context, int source, int tag, int remove);
+/* Start receiving an unexpected message removed from the queue (Mrecv). */
+void weft_pt2pt_recv_unexpected(weft_request_t *req, weft_unexp_t *u);
+
+/* Cancel a pending operation; returns 1 if it was cancelled. */
+int weft_pt2pt_cancel(weft_request_t *req);
+
+struct weft_message {
+    weft_object_t hdr;
+    weft_unexp_t *msg;  /* NULL for MPI_MESSAGE_NO_PROC */
+    weft_comm_t  *comm;
+};
+
+#endif

@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Segment layout (one per node, created by local rank 0, unlinked as soon as
+ * every local rank has mapped it):
+ *   [rank_ctl x n] [ring (s->r) x n*n] [pipe (s->r) x n*n]
+ * A ring is a control line (the receiver's consumed counter) followed by
+ * cells. A message occupies consecutive cells and never wraps: when it would
+ * not fit before the end, the sender writes a SKIP marker and starts over at
+ * cell 0. A message is visible when its header's seq word equals its cell
+ * position + 1 (written last, with release ordering); the receiver always
+ * knows where the next header is, so stale laps can never be mistaken for
+ * new messages.
+ */
+#include "transport/shm/shm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+#define SHM_TYPE_SKIP 0xffu
+#define SHM_POLL_BATCH 64
+
+typedef struct {
+    uint32_t seq;      /* position + 1 when published */
+    uint32_t len_type; /* type << 24 | payload length */
+    int32_t  tag;
+    uint32_t context;
+    int32_t  src;
+} shm_hdr_t;
+
+_Static_assert(sizeof(shm_hdr_t) == WEFT_SHM_HDR_SIZE, "header size");
+
+typedef struct {
+    uint32_t sleeping; /* owner is (about to be) in futex_wait */
+    uint32_t futex;    /* bumped by whoever wakes the owner */
+    int32_t  pid;
+    uint32_t cma_ok;
+    uint64_t probe_addr;
+    char     pad[128 - 24];
+} shm_rank_ctl_t;
+
+typedef struct {
+    uint64_t consumed; /* cells the receiver has finished with */
+    char     pad[WEFT_SHM_CELL - 8];
+} shm_ring_ctl_t;
+
+typedef struct {
+    uint32_t full;
+    uint32_t len;
+    char     pad[WEFT_SHM_CELL - 8];
+} shm_slot_hdr_t;
+
+typedef struct {
+    char    *cells;     /* ring cells to this peer */
+    shm_ring_ctl_t *ctl;
+    uint64_t wpos;      /* cells written (private to the sender) */
+    uint64_t consumed;  /* last consumed value seen */
+    char    *reserved;  /* cell of the open reservation */
+    uint32_t reserved_cells;
+    char    *pipe;      /* slots me -> peer */
+    uint64_t pipe_w;
+} shm_out_t;
+
+typedef struct {
+    char    *cells;     /* ring cells from this peer */
+    shm_ring_ctl_t *ctl;
+    uint64_t rpos;
+    char    *pipe;      /* slots peer -> me */
+    uint64_t pipe_r;
+} shm_in_t;
+
+static struct {
+    int                   me, n;
+    void                 *base;
+    size_t                bytes;
+    shm_rank_ctl_t       *ctl;
+    size_t                ring_cells;
+    size_t                slot_bytes; /* data bytes per slot */
+    size_t                slot_stride;
+    int                   slots;
+    shm_out_t            *out;
+    shm_in_t             *in;
+    int                   cma;
+    int                   wake_on_send;
+    weft_shm_handler_fn_t handler;
+    int                   poll_start;
+} shm;
+
+static volatile uint64_t cma_probe_word;
+
+static size_t align_up(size_t v, size_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+static long futex_op(uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
+}
+
+static void wake_peer(int peer)
+{
+    shm_rank_ctl_t *c = &shm.ctl[peer];
+
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&c->sleeping, __ATOMIC_RELAXED)) {
+        __atomic_fetch_add(&c->futex, 1, __ATOMIC_SEQ_CST);
+        futex_op(&c->futex, FUTEX_WAKE, 1, NULL);
+    }
+}
+
+static int cma_probe(void)
+{
+    int          peer = (shm.me + 1) % shm.n;
+    uint64_t     value = 0;
+    struct iovec l = {&value, sizeof(value)};
+    struct iovec r = {(void *)(uintptr_t)shm.ctl[peer].probe_addr, sizeof(value)};
+
+    if (process_vm_readv(shm.ctl[peer].pid, &l, 1, &r, 1, 0) != (ssize_t)sizeof(value)) {
+        return 0;
+    }
+    return value == (0x5765667400000000ull | (uint32_t)shm.ctl[peer].pid);
+}
+
+int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_config_t *config,
+                  weft_shm_handler_fn_t handler)
+{
+    char   name[512];
+    size_t ring_stride, pipe_stride, off_rings, off_pipes;
+    int    fd = -1;
+
+    shm.me          = pmi->local_rank;
+    shm.n           = pmi->local_size;
+    shm.handler     = handler;
+    shm.ring_cells  = align_up(config->ring_bytes, WEFT_SHM_CELL) / WEFT_SHM_CELL;
+    if (shm.ring_cells < 64) {
+        shm.ring_cells = 64;
+    }
+    shm.slot_bytes  = align_up(config->pipe_slot_bytes, WEFT_SHM_CELL);
+    shm.slot_stride = shm.slot_bytes + sizeof(shm_slot_hdr_t);
+    shm.slots       = config->pipe_slots > 0 ? config->pipe_slots : 1;
+    shm.wake_on_send = config->wake_on_send;
+    ring_stride     = sizeof(shm_ring_ctl_t) + shm.ring_cells * WEFT_SHM_CELL;
+    pipe_stride     = shm.slot_stride * (size_t)shm.slots;
+    off_rings       = align_up(sizeof(shm_rank_ctl_t) * (size_t)shm.n, 4096);
+    off_pipes       = off_rings + ring_stride * (size_t)shm.n * (size_t)shm.n;
+    shm.bytes       = align_up(off_pipes + pipe_stride * (size_t)shm.n * (size_t)shm.n, 4096);
+
+    snprintf(name, sizeof(name), "/weft-%s-%d-shm", jobid, pmi->node_id);
+    for (char *p = name + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '_';
+        }
+    }
+    if (shm.me == 0) {
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0 && errno == EEXIST) { /* leftover of a killed job with our id */
+            shm_unlink(name);
+            fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        }
+        if (fd < 0 || ftruncate(fd, (off_t)shm.bytes) != 0) {
+            weft_log_error("cannot create shared memory segment %s (%zu bytes): %s", name,
+                           shm.bytes, strerror(errno));
+            return -1;
+        }
+    }
+    if (weft_pmi_fence() != 0) {
+        return -1;
+    }
+    if (shm.me != 0) {
+        fd = shm_open(name, O_RDWR, 0600);
+        if (fd < 0) {
+            weft_log_error("cannot open shared memory segment %s: %s", name, strerror(errno));
+            return -1;
+        }
+    }
+    shm.base = mmap(NULL, shm.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (shm.base == MAP_FAILED) {
+        weft_log_error("cannot map shared memory segment %s (%zu bytes): %s", name, shm.bytes,
+                       strerror(errno));
+        return -1;
+    }
+    shm.ctl = (shm_rank_ctl_t *)shm.base;
+    shm.out = calloc((size_t)shm.n, sizeof(*shm.out));
+    shm.in  = calloc((size_t)shm.n, sizeof(*shm.in));
+    if (shm.out == NULL || shm.in == NULL) {
+        return -1;
+    }
+    for (int p = 0; p < shm.n; p++) {
+        char *to   = (char *)shm.base + off_rings + ring_stride * ((size_t)shm.me * shm.n + p);
+        char *from = (char *)shm.base + off_rings + ring_stride * ((size_t)p * shm.n + shm.me);
+        shm.out[p].ctl   = (shm_ring_ctl_t *)to;
+        shm.out[p].cells = to + sizeof(shm_ring_ctl_t);
+        shm.in[p].ctl    = (shm_ring_ctl_t *)from;
+        shm.in[p].cells  = from + sizeof(shm_ring_ctl_t);
+        shm.out[p].pipe  = (char *)shm.base + off_pipes + pipe_stride * ((size_t)shm.me * shm.n + p);
+        shm.in[p].pipe   = (char *)shm.base + off_pipes + pipe_stride * ((size_t)p * shm.n + shm.me);
+    }
+    cma_probe_word             = 0x5765667400000000ull | (uint32_t)getpid();
+    shm.ctl[shm.me].pid        = (int32_t)getpid();
+    shm.ctl[shm.me].probe_addr = (uint64_t)(uintptr_t)&cma_probe_word;
+    if (weft_pmi_fence() != 0) {
+        return -1;
+    }
+    if (shm.me == 0) {
+        shm_unlink(name); /* everyone has it mapped: a crash now leaves nothing behind */
+    }
+    shm.ctl[shm.me].cma_ok = config->use_cma && cma_probe();
+    if (weft_pmi_fence() != 0) {
+        return -1;
+    }
+    shm.cma = config->use_cma;
+    for (int p = 0; p < shm.n; p++) {
+        shm.cma = shm.cma && shm.ctl[p].cma_ok;
+    }
+    return 0;
+}
+
+void weft_shm_fini(void)
+{
+    if (shm.base != NULL) {
+        munmap(shm.base, shm.bytes);
+        shm.base = NULL;
+    }
+    free(shm.out);
+    free(shm.in);
+    shm.out = NULL;
+    shm.in  = NULL;
+}
+
+int weft_shm_cma_enabled(void)
+{
+    return shm.cma;
+}
+
+size_t weft_shm_max_payload(void)
+{
+    /* Half the ring, so a wrap (SKIP) plus one message always fits. */
+    return shm.ring_cells / 2 * WEFT_SHM_CELL - WEFT_SHM_HDR_SIZE;
+}
+
+pid_t weft_shm_peer_pid(int peer)
+{
+    return shm.ctl[peer].pid;
+}
+
+static shm_hdr_t *cell_at(char *cells, uint64_t pos)
+{
+    return (shm_hdr_t *)(cells + (pos % shm.ring_cells) * WEFT_SHM_CELL);
+}
+
+static int ring_room(shm_out_t *o, uint64_t need)
+{
+    if (shm.ring_cells - (o->wpos - o->consumed) >= need) {
+        return 1;
+    }
+    o->consumed = __atomic_load_n(&o->ctl->consumed, __ATOMIC_ACQUIRE);
+    return shm.ring_cells - (o->wpos - o->consumed) >= need;
+}
+
+void *weft_shm_reserve(int peer, size_t len)
+{
+    shm_out_t *o      = &shm.out[peer];
+    uint32_t   ncells = (uint32_t)((WEFT_SHM_HDR_SIZE + len + WEFT_SHM_CELL - 1) / WEFT_SHM_CELL);
+    uint64_t   at_end = shm.ring_cells - o->wpos % shm.ring_cells;
+
+    if (ncells > at_end) {
+        /* Would wrap: mark the tail as skipped and start at cell 0. */
+        if (!ring_room(o, at_end + ncells)) {
+            return NULL;
+        }
+        shm_hdr_t *skip = cell_at(o->cells, o->wpos);
+        skip->len_type  = (SHM_TYPE_SKIP << 24) | (uint32_t)at_end;
+        __atomic_store_n(&skip->seq, (uint32_t)(o->wpos + 1), __ATOMIC_RELEASE);
+        o->wpos += at_end;
+    } else if (!ring_room(o, ncells)) {
+        return NULL;
+    }
+    o->reserved       = (char *)cell_at(o->cells, o->wpos);
+    o->reserved_cells = ncells;
+    return o->reserved + WEFT_SHM_HDR_SIZE;
+}
+
+void weft_shm_commit(int peer, uint8_t type, int32_t tag, uint32_t context, int32_t src,
+                     size_t len)
+{
+    shm_out_t *o = &shm.out[peer];
+    shm_hdr_t *h = (shm_hdr_t *)o->reserved;
+
+    h->len_type = ((uint32_t)type << 24) | (uint32_t)len;
+    h->tag      = tag;
+    h->context  = context;
+    h->src      = src;
+    __atomic_store_n(&h->seq, (uint32_t)(o->wpos + 1), __ATOMIC_RELEASE);
+    o->wpos += o->reserved_cells;
+    if (shm.wake_on_send) {
+        wake_peer(peer);
+    }
+}
+
+int weft_shm_send(int peer, uint8_t type, int32_t tag, uint32_t context, int32_t src,
+                  const void *payload, size_t len)
+{
+    void *p = weft_shm_reserve(peer, len);
+
+    if (p == NULL) {
+        return -1;
+    }
+    if (len) {
+        memcpy(p, payload, len);
+    }
+    weft_shm_commit(peer, type, tag, context, src, len);
+    return 0;
+}
+
+/* Handle the message at the head of the ring from peer, if any. */
+static int poll_peer(int peer)
+{
+    shm_in_t  *in = &shm.in[peer];
+    shm_hdr_t *h  = cell_at(in->cells, in->rpos);
+
+    if (__atomic_load_n(&h->seq, __ATOMIC_ACQUIRE) != (uint32_t)(in->rpos + 1)) {
+        return 0;
+    }
+    uint32_t type = h->len_type >> 24;
+    uint32_t len  = h->len_type & 0xffffffu;
+    if (type == SHM_TYPE_SKIP) {
+        in->rpos += len;
+    } else {
+        weft_shm_msg_t msg = {(uint8_t)type, h->tag, h->context, h->src, len,
+                              (const char *)h + WEFT_SHM_HDR_SIZE};
+        shm.handler(peer, &msg);
+        in->rpos += (WEFT_SHM_HDR_SIZE + len + WEFT_SHM_CELL - 1) / WEFT_SHM_CELL;
+    }
+    __atomic_store_n(&in->ctl->consumed, in->rpos, __ATOMIC_RELEASE);
+    return 1;
+}
+
+int weft_shm_poll(void)
+{
+    int events = 0;
+
+    /* Drain each peer's ring up to a batch, starting after the peer served
+     * first last time so no sender can starve the others. */
+    for (int i = 0; i < shm.n; i++) {
+        int peer = (shm.poll_start + i) % shm.n;
+        int got  = 0;
+        while (got < SHM_POLL_BATCH && poll_peer(peer)) {
+            got++;
+        }
+        events += got;
+    }
+    shm.poll_start = (shm.poll_start + 1) % (shm.n ? shm.n : 1);
+    return events;
+}
+
+static int ring_has_message(int peer)
+{
+    shm_in_t  *in = &shm.in[peer];
+    shm_hdr_t *h  = cell_at(in->cells, in->rpos);
+    return __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE) == (uint32_t)(in->rpos + 1);
+}
+
+void weft_shm_sleep(long timeout_us)
+{
+    shm_rank_ctl_t *c = &shm.ctl[shm.me];
+    uint32_t        v = __atomic_load_n(&c->futex, __ATOMIC_SEQ_CST);
+    struct timespec ts = {timeout_us / 1000000, (timeout_us % 1000000) * 1000};
+
+    __atomic_store_n(&c->sleeping, 1, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    for (int p = 0; p < shm.n; p++) {
+        if (ring_has_message(p)) {
+            __atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+    futex_op(&c->futex, FUTEX_WAIT, v, &ts);
+    __atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);
+}
+
+int weft_shm_cma_read(int peer, const struct iovec *local, int nlocal, const struct iovec *remote,
+                      int nremote)
+{
+    /* process_vm_readv takes at most IOV_MAX entries per side and may stop
+     * early; walk both lists, consuming whatever each call moved. */
+    struct iovec l[64], r[64];
+    int          li = 0, ri = 0;
+    size_t       loff = 0, roff = 0;
+    pid_t        pid = shm.ctl[peer].pid;
+
+    while (li < nlocal && ri < nremote) {
+        int    nl = 0, nr = 0;
+        size_t lbytes = 0, rbytes = 0;
+        for (int i = li; i < nlocal && nl < 64; i++, nl++) {
+            size_t skip = i == li ? loff : 0;
+            l[nl].iov_base = (char *)local[i].iov_base + skip;
+            l[nl].iov_len  = local[i].iov_len - skip;
+            lbytes += l[nl].iov_len;
+        }
+        for (int i = ri; i < nremote && nr < 64; i++, nr++) {
+            size_t skip = i == ri ? roff : 0;
+            r[nr].iov_base = (char *)remote[i].iov_base + skip;
+            r[nr].iov_len  = remote[i].iov_len - skip;
+            rbytes += r[nr].iov_len;
+        }
+        if (lbytes == 0 || rbytes == 0) {
+            /* zero-length entries only: skip them */
+            if (lbytes == 0) { li += nl; loff = 0; }
+            if (rbytes == 0) { ri += nr; roff = 0; }
+            continue;
+        }
+        ssize_t got = process_vm_readv(pid, l, (unsigned long)nl, r, (unsigned long)nr, 0);
+        if (got < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return -1;
+        }
+        if (got == 0) {
+            errno = EFAULT;
+            return -1;
+        }
+        /* Advance both lists by got bytes. */
+        for (size_t left = (size_t)got; left > 0;) {
+            size_t avail = local[li].iov_len - loff;
+            if (left < avail) { loff += left; left = 0; } else { left -= avail; li++; loff = 0; }
+        }
+        for (size_t left = (size_t)got; left > 0;) {
+            size_t avail = remote[ri].iov_len - roff;
+            if (left < avail) { roff += left; left = 0; } else { left -= avail; ri++; roff = 0; }
+        }
+        while (li < nlocal && local[li].iov_len == loff) { li++; loff = 0; }
+        while (ri < nremote && remote[ri].iov_len == roff) { ri++; roff = 0; }
+    }
+    return 0;
+}
+
+void *weft_shm_pipe_acquire(int peer, size_t *cap_p)
+{
+    shm_out_t      *o = &shm.out[peer];
+    shm_slot_hdr_t *s = (shm_slot_hdr_t *)(o->pipe + (o->pipe_w % (uint64_t)shm.slots) * shm.slot_stride);
+
+    if (__atomic_load_n(&s->full, __ATOMIC_ACQUIRE)) {
+        return NULL;
+    }
+    *cap_p = shm.slot_bytes;
+    return (char *)s + sizeof(*s);
+}
+
+void weft_shm_pipe_publish(int peer, size_t len)
+{
+    shm_out_t      *o = &shm.out[peer];
+    shm_slot_hdr_t *s = (shm_slot_hdr_t *)(o->pipe + (o->pipe_w % (uint64_t)shm.slots) * shm.slot_stride);
+
+    s->len = (uint32_t)len;
+    __atomic_store_n(&s->full, 1, __ATOMIC_RELEASE);
+    o->pipe_w++;
+    if (shm.wake_on_send) {
+        wake_peer(peer);
+    }
+}
+
+const void *weft_shm_pipe_peek(int peer, size_t *len_p)
+{
+    shm_in_t       *in = &shm.in[peer];
+    shm_slot_hdr_t *s  = (shm_slot_hdr_t *)(in->pipe + (in->pipe_r % (uint64_t)shm.slots) * shm.slot_stride);
+
+    if (!__atomic_load_n(&s->full, __ATOMIC_ACQUIRE)) {
+        return NULL;
+    }
+    *len_p = s->len;
+    return (const char *)s + sizeof(*s);
+}
+
+void weft_shm_pipe_release(int peer)
+{
+    shm_in_t       *in = &shm.in[peer];
+    shm_slot_hdr_t *s  = (shm_slot_hdr_t *)(in->pipe + (in->pipe_r % (uint64_t)shm.slots) * shm.slot_stride);
+
+    __atomic_store_n(&s->full, 0, __ATOMIC_RELEASE);
+    in->pipe_r++;
+    if (shm.wake_on_send) {
+        wake_peer(peer);
+    }
+}

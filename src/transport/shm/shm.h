@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Intra-node shared-memory transport: the one public header of transport/shm.
+ * Core calls these directly (shm is the hot path, never behind a table).
+ *
+ * Peers are local indices 0..local_size-1 (weft_pmi_info_t.local_ranks).
+ * Messages are active messages: a small header (type, tag, context, source,
+ * length) plus payload, carried through a per-ordered-pair single-producer /
+ * single-consumer ring of 64-byte cells. The header and the first
+ * WEFT_SHM_INLINE bytes of payload share one cache line.
+ */
+#ifndef WEFT_TRANSPORT_SHM_H
+#define WEFT_TRANSPORT_SHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "pmi/pmi.h"
+
+#define WEFT_SHM_CELL     64
+#define WEFT_SHM_HDR_SIZE 20
+#define WEFT_SHM_INLINE   (WEFT_SHM_CELL - WEFT_SHM_HDR_SIZE)
+
+/* What a receiver sees of a message. payload is valid only during the
+ * handler call. */
+typedef struct {
+    uint8_t     type;    /* chosen by the caller (core's protocol ids) */
+    int32_t     tag;
+    uint32_t    context;
+    int32_t     src;     /* sender's rank in the communicator (opaque here) */
+    uint32_t    len;     /* payload bytes */
+    const void *payload;
+} weft_shm_msg_t;
+
+/* Called for every arriving message, in ring order per sender. */
+typedef void (*weft_shm_handler_fn_t)(int peer, const weft_shm_msg_t *msg);
+
+typedef struct {
+    size_t ring_bytes;      /* per ordered pair */
+    size_t pipe_slot_bytes; /* 2-copy pipeline slot size */
+    int    pipe_slots;      /* slots per ordered pair */
+    int    use_cma;         /* wanted; the init probe may still refuse */
+    int    wake_on_send;    /* blocking wait policy: senders wake sleepers */
+} weft_shm_config_t;
+
+/* Create/map the node segment (collective over the job through PMI fences),
+ * probe CMA, unlink the segment. Returns 0 or -1 (message printed). */
+int  weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid,
+                   const weft_shm_config_t *config, weft_shm_handler_fn_t handler);
+void weft_shm_fini(void);
+
+/* CMA usable between every pair of local ranks (probed at init). */
+int weft_shm_cma_enabled(void);
+
+/* Largest payload one message can carry. */
+size_t weft_shm_max_payload(void);
+
+/* Reserve room for a message of len payload bytes to peer. Returns a pointer
+ * where the payload goes, or NULL when the ring is full (retry later). The
+ * reservation must be committed before any other send to the same peer. */
+void *weft_shm_reserve(int peer, size_t len);
+/* Publish the reserved message. */
+void weft_shm_commit(int peer, uint8_t type, int32_t tag, uint32_t context, int32_t src,
+                     size_t len);
+
+/* Convenience: reserve + memcpy + commit; returns 0 or -1 if no room. */
+int weft_shm_send(int peer, uint8_t type, int32_t tag, uint32_t context, int32_t src,
+                  const void *payload, size_t len);
+
+/* Handle arriving messages (at most a bounded batch). Returns the count. */
+int weft_shm_poll(void);
+
+/* Single copy from peer's address space: gather the remote ranges into the
+ * local ones (total bytes = sum of either list; partial transfers retried).
+ * Returns 0 or -1 with errno. */
+int weft_shm_cma_read(int peer, const struct iovec *local, int nlocal, const struct iovec *remote,
+                      int nremote);
+pid_t weft_shm_peer_pid(int peer);
+
+/* 2-copy pipeline slots of the ordered pair (me -> peer) and (peer -> me).
+ * Sender: acquire returns the next free slot (capacity in *cap_p) or NULL;
+ * publish makes len bytes visible. Receiver: peek returns the next full slot
+ * of the pair from peer (length in *len_p) or NULL; release frees it. */
+void       *weft_shm_pipe_acquire(int peer, size_t *cap_p);
+void        weft_shm_pipe_publish(int peer, size_t len);
+const void *weft_shm_pipe_peek(int peer, size_t *len_p);
+void        weft_shm_pipe_release(int peer);
+
+/* Blocking wait support: sleep until a peer sends to us or timeout_us
+ * passes, unless a message is already waiting. */
+void weft_shm_sleep(long timeout_us);
+
+#endif
