@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "wb.h"
 
 #include <ctype.h>

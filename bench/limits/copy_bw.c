@@ -10,7 +10,7 @@
  *
  * Usage: copy_bw [-m min:max] [--json FILE]
  */
-#include "limits.h"
+#include "lim.h"
 
 #include <errno.h>
 #include <string.h>

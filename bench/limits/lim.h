@@ -6,7 +6,9 @@
 #ifndef WB_LIMITS_H
 #define WB_LIMITS_H
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  *
  * Usage: pingpong [-i iterations] [-c cpu0,cpu1] [--json FILE]
  */
-#include "limits.h"
+#include "lim.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
