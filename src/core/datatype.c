@@ -397,7 +397,7 @@ int weft_dt_from_plan(int combiner, const weft_dt_block_t *blocks, int nblocks, 
     }
 
     /* bounds, size, counts */
-    int          any = 0, sticky = 0, align = 1, homogeneous = 1;
+    int          any = 0, anydata = 0, sticky = 0, align = 1, homogeneous = 1;
     MPI_Aint     mlb = 0, mub = 0, tlb = 0, tub = 0;
     MPI_Count    size = 0, nelems = 0, ext32 = 0, basic_count = 0;
     MPI_Datatype basic = MPI_DATATYPE_NULL;
@@ -406,7 +406,9 @@ int weft_dt_from_plan(int combiner, const weft_dt_block_t *blocks, int nblocks, 
         const weft_datatype_t  *t  = b->type;
         const weft_dt_engine_t *te = weft_dt_engine(t);
         MPI_Count               n  = b->count * b->rep;
-        if (n == 0) {
+        /* A child adds to the bounds only through its type map: its data
+         * (true bounds too) or its explicit bounds (resized). */
+        if (n == 0 || (t->size == 0 && !te->sticky)) {
             continue;
         }
         MPI_Aint lo = b->disp + aint_min(0, (b->rep - 1) * b->rep_stride) +
@@ -416,11 +418,18 @@ int weft_dt_from_plan(int combiner, const weft_dt_block_t *blocks, int nblocks, 
         MPI_Aint l1 = lo + t->lb, u1 = hi + t->lb + t->extent;
         MPI_Aint l2 = lo + t->true_lb, u2 = hi + t->true_lb + t->true_extent;
         if (!any) {
-            mlb = l1, mub = u1, tlb = l2, tub = u2;
+            mlb = l1, mub = u1;
             any = 1;
         } else {
             mlb = aint_min(mlb, l1), mub = aint_max(mub, u1);
-            tlb = aint_min(tlb, l2), tub = aint_max(tub, u2);
+        }
+        if (t->size > 0) {
+            if (!anydata) {
+                tlb = l2, tub = u2;
+                anydata = 1;
+            } else {
+                tlb = aint_min(tlb, l2), tub = aint_max(tub, u2);
+            }
         }
         size += n * t->size;
         nelems += n * te->nelems;

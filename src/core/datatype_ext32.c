@@ -147,7 +147,7 @@ static void leaf_convert(const weft_datatype_t *dt, unsigned char *native, unsig
 static void walk(const weft_datatype_t *dt, unsigned char *base, unsigned char **pp, int to_ext)
 {
     const weft_dt_engine_t *eng = weft_dt_engine(dt);
-    if (eng->nblocks == 0) {
+    if (eng->nunits > 0) { /* predefined leaf */
         leaf_convert(dt, base, *pp, to_ext);
         *pp += eng->ext32_size;
         return;
