@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Private to src/core: the pieces comm.c, intercomm.c, topo.c and session.c
+ * share to build communicators.
+ */
+#ifndef WEFT_CORE_COMM_INTERNAL_H
+#define WEFT_CORE_COMM_INTERNAL_H
+
+#include <stdint.h>
+#include <mpi.h>
+
+#include "core/comm.h"
+
+/* A new communicator derived from parent (parent may be NULL): owns and
+ * reserves context id ctx, inherits parent's error handler. For an
+ * intercomm pass remote and local_ctx (context of its local_comm). */
+weft_comm_t *weft_comm_derive(weft_comm_t *parent, weft_group_t *group, weft_group_t *remote,
+                              uint32_t ctx, uint32_t local_ctx);
+
+/* Agree on n context ids over every process of parent (both groups of an
+ * intercommunicator). Collective over parent. */
+int weft_comm_agree_ids(weft_comm_t *parent, int n, uint32_t *ids, int tag);
+
+/* Intercommunicator flavour of weft_comm_agree_ids. */
+int weft_intercomm_agree(weft_comm_t *inter, int n, uint32_t *ids, int tag);
+
+/* MPI_Comm_split on an intracommunicator (*new_p NULL for MPI_UNDEFINED). */
+int weft_comm_split_raw(weft_comm_t *comm, int color, int key, weft_comm_t **new_p);
+
+/* The handle to return for a new communicator (MPI_COMM_NULL for NULL). */
+static inline MPI_Comm weft_comm_handle_out(weft_comm_t *comm)
+{
+    return comm ? (MPI_Comm)weft_object_handle(comm) : MPI_COMM_NULL;
+}
+
+/* Record an error for argument arg ("argument arg: reason"). */
+#define weft_comm_arg_error(_cls, _arg, _fmt, ...) \
+    weft_error((_cls), "argument %s: " _fmt, (_arg), ##__VA_ARGS__)
+
+#endif
