@@ -10,7 +10,7 @@
 #include "api/api.h"
 #include "core/errhandler.h"
 
-int weft_api_arg_check = 1;
+
 
 int weft_err_arg(int cls, const char *arg, const char *fmt, ...)
 {

@@ -74,7 +74,7 @@ void weft_runtime_abort(int code, const char *msg)
     _exit(code ? code : 1);
 }
 
-extern int weft_api_arg_check;
+int weft_api_arg_check = 1; /* read by the generated entry points (api.h) */
 
 int weft_runtime_init(int required, int *provided)
 {
