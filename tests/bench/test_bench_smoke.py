@@ -336,3 +336,31 @@ def test_plot_if_matplotlib(bindir, tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert out.stat().st_size > 1000
+
+
+STUB = r"""
+typedef struct MPI_ABI_Win *MPI_Win;
+int MPI_Win_allocate(long size, int disp, void *info, void *comm, void *base, MPI_Win *win)
+{
+    (void)size; (void)disp; (void)info; (void)comm; (void)base; (void)win;
+    return 55; /* MPI_ERR_UNSUPPORTED_OPERATION in the MPI-5 ABI */
+}
+"""
+
+
+def test_unsupported_exits_77(bindir, tmp_path):
+    """A library answering MPI_ERR_UNSUPPORTED_OPERATION gives exit 77 and
+    the standard line, never numbers (simulated with an LD_PRELOAD stub)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    src, so = tmp_path / "stub.c", tmp_path / "stub.so"
+    src.write_text(STUB)
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(so), str(src)], check=True, timeout=60)
+    env = run_env()
+    env["LD_PRELOAD"] = str(so)
+    cmd = shlex.split(LAUNCHER) + ["-n", "2", os.path.join(bindir, "put_latency"), "-m", "1:8"]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert p.returncode == MISSING, p.stdout + p.stderr
+    assert "# put_latency: MPI_Win_allocate not supported by this library" in p.stdout
+    assert not [l for l in p.stdout.splitlines() if l and not l.startswith("#")]
