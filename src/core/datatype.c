@@ -445,8 +445,10 @@ int weft_dt_from_plan(int combiner, const weft_dt_block_t *blocks, int nblocks, 
             basic_count += n * t->basic_count;
         }
     }
-    if (combiner == MPI_COMBINER_STRUCT && !sticky && align > 1) {
-        /* the standard's epsilon: pad the extent to the strictest alignment */
+    if (combiner == MPI_COMBINER_STRUCT && align > 1) {
+        /* the standard's epsilon: pad the extent to the strictest alignment
+         * (always, also with resized members, as MPICH does: MPI-4 has no
+         * explicit bound markers any more) */
         MPI_Aint ext = mub - mlb;
         MPI_Aint rem = ext % align;
         if (rem != 0) {

@@ -346,7 +346,7 @@ static ref_info_t ref_info(weft_datatype_t *dt)
         }
     }
     free(r.runs);
-    if (dt->combiner == MPI_COMBINER_STRUCT && !out.sticky && (out.ub - out.lb) % out.align) {
+    if (dt->combiner == MPI_COMBINER_STRUCT && (out.ub - out.lb) % out.align) {
         out.ub += out.align - (out.ub - out.lb) % out.align;
     }
     if (dt->combiner == MPI_COMBINER_RESIZED) {
