@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "api_impl.h"
+#include "core/attr.h"
 #include "core/datatype_internal.h"
 #include "core/errors.h"
 #include "core/status.h"
@@ -440,10 +441,17 @@ int weft_type_dup_impl(weft_datatype_t *oldtype, MPI_Datatype *newtype)
 {
     weft_datatype_t *dt = NULL;
     int              rc = weft_dt_dup(oldtype, &dt);
-    if (rc == MPI_SUCCESS) {
-        set_newtype(newtype, dt);
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
-    return rc;
+    rc = weft_attr_copy_all(WEFT_ATTR_TYPE, weft_object_handle(oldtype), oldtype->attrs,
+                            weft_object_handle(dt), &dt->attrs);
+    if (rc != MPI_SUCCESS) {
+        weft_datatype_release(dt);
+        return rc;
+    }
+    set_newtype(newtype, dt);
+    return MPI_SUCCESS;
 }
 
 int weft_type_get_value_index_impl(weft_datatype_t *value_type, weft_datatype_t *index_type,
@@ -627,6 +635,10 @@ int weft_type_free_impl(MPI_Datatype *datatype)
     if (dt->builtin) {
         return weft_error(MPI_ERR_TYPE, "cannot free predefined datatype %s",
                           dt->name[0] ? dt->name : "(unnamed)");
+    }
+    rc = weft_attr_delete_all(WEFT_ATTR_TYPE, *datatype, &dt->attrs);
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
     /* Pending operations and derived types hold their own references. */
     weft_datatype_release(dt);
