@@ -626,6 +626,7 @@ static void mp_fail(int code, int sig, const char *fmt, ...)
 }
 
 static void mp_reap_proxies(void);
+static void mp_handle(int p, const weft_ctl_hdr_t *hdr, const char *payload);
 
 static void mp_emit_line(int rank, int stream, const char *data, size_t len)
 {
@@ -899,6 +900,30 @@ static int mp_all_done(void)
     return 1;
 }
 
+/* Read and handle everything proxy p has sent so far. */
+static void mp_drain_proxy(int p)
+{
+    mp_proxy_t *px = &mp.proxies[p];
+    int         rd;
+
+    if (px->ctl.fd < 0 || px->ctl.eof) {
+        return;
+    }
+    rd = weft_ctl_read(&px->ctl);
+    for (;;) {
+        weft_ctl_hdr_t hdr;
+        char          *payload;
+        if (weft_ctl_next(&px->ctl, &hdr, &payload) != 1) {
+            break;
+        }
+        mp_handle(p, &hdr, payload);
+        free(payload);
+    }
+    if (rd <= 0) {
+        px->ctl.eof = 1;
+    }
+}
+
 static void mp_reap_proxies(void)
 {
     for (int p = 0; p < mp.nproxies; p++) {
@@ -910,6 +935,10 @@ static void mp_reap_proxies(void)
         }
         if (weft_bootstrap_wait(px->pid, &status, 1) == 1) {
             px->reaped = 1;
+            /* Its last messages (exits, DONE) may still be in the socket. */
+            while (!px->done && px->ctl.fd >= 0 && !px->ctl.eof) {
+                mp_drain_proxy(p);
+            }
             if (!px->done) {
                 /* Died without saying goodbye: its ranks died with it
                  * (parent-death signal); end the rest of the job. */
@@ -1089,18 +1118,8 @@ int main(int argc, char **argv)
                 weft_ctl_flush(&px->ctl);
             }
             if (ev & (POLLIN | POLLHUP | POLLERR)) {
-                int rd = weft_ctl_read(&px->ctl);
-                for (;;) {
-                    weft_ctl_hdr_t hdr;
-                    char          *payload;
-                    if (weft_ctl_next(&px->ctl, &hdr, &payload) != 1) {
-                        break;
-                    }
-                    mp_handle(p, &hdr, payload);
-                    free(payload);
-                }
-                if (rd <= 0) {
-                    px->ctl.eof = 1;
+                mp_drain_proxy(p);
+                if (px->ctl.eof) {
                     mp_reap_proxies();
                 }
             }

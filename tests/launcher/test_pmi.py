@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The Weft authors
+"""PMI-1 and PMI-2 through mpiexec's proxies, MPICH hydra and singleton mode."""
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import probe_lines
+
+NP = [1, 2, 3, 4, 8]
+
+
+def check_probe(p, np, version, nodes=1):
+    assert p.returncode == 0, p.stdout + p.stderr
+    info = probe_lines(p.stdout)
+    assert sorted(info) == list(range(np)), p.stdout
+    for r, f in info.items():
+        assert int(f["size"]) == np
+        assert int(f["version"]) == version
+        assert int(f["nodes"]) == nodes
+        assert int(f["universe"]) >= np
+    assert p.stdout.count(" ok\n") == np
+    return info
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("np", NP)
+def test_kvs_roundtrip(launcher, marker, np, version):
+    p = launcher.run(["-n", str(np), launcher.probe, "--rounds", "3", "--allgather", "1000"],
+                     env={"WEFT_PMI_VERSION": str(version)}, marker=marker, timeout=60)
+    info = check_probe(p, np, version)
+    for r, f in info.items():
+        assert f["local_rank"] == str(r) and f["local_size"] == str(np)
+        assert f["local_ranks"] == ",".join(str(i) for i in range(np))
+
+
+def test_pmi_version_env_selects_v2(launcher, marker):
+    p = launcher.run(["-n", "2", launcher.probe], env={"PMI_VERSION": "2"}, marker=marker)
+    check_probe(p, 2, 2)
+
+
+def test_mixed_versions_in_one_job(launcher, marker):
+    # Rank 0 speaks PMI-1, the others PMI-2: the proxy detects per connection.
+    script = ('if [ "$PMI_RANK" = 0 ]; then export WEFT_PMI_VERSION=1; '
+              'else export WEFT_PMI_VERSION=2; fi; exec "$0" --rounds 2')
+    p = launcher.run(["-n", "3", "sh", "-c", script, launcher.probe], marker=marker)
+    assert p.returncode == 0, p.stderr
+    info = probe_lines(p.stdout)
+    assert [info[r]["version"] for r in range(3)] == ["1", "2", "2"]
+
+
+def test_singleton(launcher):
+    p = subprocess.run([launcher.probe, "--rounds", "2", "--allgather", "600"], capture_output=True,
+                       text=True, timeout=30, env=launcher.env())
+    assert p.returncode == 0, p.stderr
+    f = probe_lines(p.stdout)[0]
+    assert f["singleton"] == "1" and f["size"] == "1" and f["version"] == "0"
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_two_proxies_fence(launcher, marker, tmp_path, version):
+    # Two host names for this machine -> two weft-proxies -> fences go
+    # through mpiexec and nodes come from PMI_process_mapping.
+    hf = tmp_path / "hosts"
+    hf.write_text("localhost:2\n127.0.0.1:3\n")
+    p = launcher.run(["-f", str(hf), "-n", "5", launcher.probe, "--rounds", "3",
+                      "--allgather", "700"], env={"WEFT_PMI_VERSION": str(version)},
+                     marker=marker)
+    info = check_probe(p, 5, version, nodes=2)
+    assert [info[r]["node"] for r in range(5)] == ["0", "0", "1", "1", "1"]
+    assert info[3]["local_ranks"] == "2,3,4" and info[3]["local_rank"] == "1"
+
+
+def test_ppn_wraps_around_hosts(launcher, marker):
+    p = launcher.run(["-hosts", "localhost,127.0.0.1", "-ppn", "1", "-n", "4", launcher.probe],
+                     marker=marker)
+    info = check_probe(p, 4, 1, nodes=2)
+    assert [info[r]["node"] for r in range(4)] == ["0", "1", "0", "1"]
+    assert info[0]["local_ranks"] == "0,2" and info[3]["local_ranks"] == "1,3"
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_abort(launcher, marker, version):
+    p = launcher.run(["-n", "3", launcher.probe, "--abort", "1", "7"],
+                     env={"WEFT_PMI_VERSION": str(version)}, marker=marker, timeout=30)
+    assert p.returncode == 7, p.stderr
+    assert "mpiexec: rank 1 called MPI_Abort with code 7: probe abort requested" in p.stderr
+    assert p.elapsed < 5
+
+
+def test_exit_without_finalize_is_failure(launcher, marker):
+    p = launcher.run(["-n", "3", launcher.probe, "--no-finalize", "1"], marker=marker, timeout=30)
+    assert p.returncode != 0
+    assert re.search(r"rank 1 \(pid \d+\) on host \S+ exited with code 0 without finalizing",
+                     p.stderr)
+
+
+def test_exit_code_after_init(launcher, marker):
+    p = launcher.run(["-n", "2", launcher.probe, "--exit", "0", "9"], marker=marker, timeout=30)
+    assert p.returncode == 9
+    assert "rank 0" in p.stderr and "exited with code 9" in p.stderr
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("np", [1, 2, 3])
+def test_hydra_interop(launcher, np, version):
+    if not os.path.exists(launcher.hydra):
+        pytest.skip(f"MPICH hydra not found at {launcher.hydra} "
+                    "(set WEFT_PEER_MPICH_PREFIX to a venv with the mpich wheel)")
+    p = subprocess.run([launcher.hydra, "-n", str(np), launcher.probe, "--rounds", "2",
+                        "--allgather", "900"], capture_output=True, text=True, timeout=60,
+                       env=launcher.env({"WEFT_PMI_VERSION": str(version)}))
+    check_probe(p, np, version)
