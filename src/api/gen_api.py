@@ -317,7 +317,8 @@ def gen_wrapper(f, funcs):
     eo = error_object(f)
     if eo:
         etype = next(p for p in f.params if p.name == eo).base_type
-        conv = HANDLE_KIND[etype][0]
+        conv = {"MPI_Comm": "comm", "MPI_Win": "win", "MPI_File": "file",
+                "MPI_Session": "session"}[etype]
         disp = f"weft_err_dispatch_{conv}({eo}, rc)"
     else:
         disp = "weft_err_dispatch_comm(MPI_COMM_SELF, rc)"

@@ -871,6 +871,66 @@ void weft_pt2pt_module_fini(void)
 
 /* ---- blocking conveniences ------------------------------------------- */
 
+int weft_send_eager_now(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
+                        weft_comm_t *comm, unsigned ctx_offset)
+{
+    MPI_Count bytes = count * dt->size;
+    int       world, peer;
+    void     *p;
+
+    if (dest < 0 || (size_t)bytes > p2p.eager_limit || !dt->is_contig) {
+        return 0;
+    }
+    world = comm->peer_world[dest];
+    peer  = world == p2p.me_world ? -1 : p2p.local_of_world[world];
+    if (peer < 0 || p2p.peers[peer].sendq_head != NULL ||
+        (p = weft_shm_reserve(peer, (size_t)bytes)) == NULL) {
+        return 0;
+    }
+    memcpy(p, (const char *)buf + dt->true_lb, (size_t)bytes);
+    weft_shm_commit(peer, MSG_EAGER, tag, comm->context_id + ctx_offset, comm->rank,
+                    (size_t)bytes);
+    return 1;
+}
+
+int weft_recv_now(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int tag,
+                  weft_comm_t *comm, unsigned ctx_offset, MPI_Status *status)
+{
+    weft_request_t req;
+    weft_unexp_t  *u;
+    weft_wait_t    w = {0};
+
+    memset(&req, 0, sizeof(req));
+    req.kind     = WEFT_REQ_RECV;
+    req.comm     = comm;
+    req.datatype = dt;
+    req.buf      = buf;
+    req.count    = count;
+    req.peer     = source;
+    req.tag      = tag;
+    req.context  = comm->context_id + ctx_offset;
+    u = weft_pt2pt_find_unexpected(req.context, source, tag, 1);
+    if (u != NULL) {
+        weft_pt2pt_recv_unexpected(&req, u);
+    } else {
+        req.prev              = p2p.posted.prev;
+        req.next              = &p2p.posted;
+        p2p.posted.prev->next = &req;
+        p2p.posted.prev       = &req;
+    }
+    /* The request lives on this stack frame: nothing may refer to it once it
+     * completes, and it completes before we return. */
+    while (!weft_request_is_complete(&req)) {
+        if (weft_progress_poll() == 0) {
+            weft_wait_step(&w);
+        }
+    }
+    if (status != MPI_STATUS_IGNORE) {
+        *status = req.status;
+    }
+    return req.status.MPI_ERROR;
+}
+
 int weft_send(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
               weft_comm_t *comm, unsigned ctx_offset)
 {

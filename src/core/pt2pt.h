@@ -27,6 +27,15 @@ int weft_sendrecv(const void *sbuf, MPI_Count scount, weft_datatype_t *sdt, int 
                   void *rbuf, MPI_Count rcount, weft_datatype_t *rdt, int source, int rtag,
                   weft_comm_t *comm, unsigned ctx_offset, MPI_Status *status);
 
+/* Blocking fast paths. weft_send_eager_now sends a contiguous eager message
+ * straight into its ring without a request; it returns 1 if it did, 0 when
+ * the caller must take the general path. weft_recv_now is a blocking receive
+ * whose request lives on the stack (source must not be MPI_PROC_NULL). */
+int weft_send_eager_now(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
+                        weft_comm_t *comm, unsigned ctx_offset);
+int weft_recv_now(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int tag,
+                  weft_comm_t *comm, unsigned ctx_offset, MPI_Status *status);
+
 /* Byte-level shorthands for internal exchanges (MPI_BYTE). */
 int weft_send_bytes(const void *buf, size_t n, int dest, int tag, weft_comm_t *comm);
 int weft_recv_bytes(void *buf, size_t n, int source, int tag, weft_comm_t *comm);

@@ -276,6 +276,9 @@ static int send_mode(const void *buf, MPI_Count count, weft_datatype_t *dt, int 
     if (mode == WEFT_SEND_BUFFERED) {
         return bsend_start(buf, count, dt, dest, tag, comm);
     }
+    if (mode != WEFT_SEND_SYNC && weft_send_eager_now(buf, count, dt, dest, tag, comm, WEFT_CTX_PT2PT)) {
+        return MPI_SUCCESS;
+    }
     rc = weft_isend(buf, count, dt, dest, tag, comm, WEFT_CTX_PT2PT, mode, &r);
     return rc != MPI_SUCCESS ? rc : weft_request_wait(r, MPI_STATUS_IGNORE);
 }
@@ -331,14 +334,16 @@ int weft_ibsend_impl(const void *buf, MPI_Count count, weft_datatype_t *datatype
 int weft_recv_impl(void *buf, MPI_Count count, weft_datatype_t *datatype, int source, int tag,
                    weft_comm_t *comm, MPI_Status *status)
 {
-    weft_request_t *r;
-    MPI_Status      st;
-    int             rc = weft_irecv(buf, count, datatype, source, tag, comm, WEFT_CTX_PT2PT, &r);
+    MPI_Status st;
+    int        rc;
 
-    if (rc != MPI_SUCCESS) {
-        return rc;
+    if (source == MPI_PROC_NULL) {
+        status_empty(&st);
+        st.MPI_SOURCE = MPI_PROC_NULL;
+        status_out(status, &st, 0);
+        return MPI_SUCCESS;
     }
-    rc = weft_request_wait(r, &st);
+    rc = weft_recv_now(buf, count, datatype, source, tag, comm, WEFT_CTX_PT2PT, &st);
     status_out(status, &st, 0);
     return rc;
 }
