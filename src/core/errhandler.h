@@ -39,4 +39,23 @@ int  weft_errhandler_module_init(void);
 void weft_errhandler_retain(weft_errhandler_t *eh);
 void weft_errhandler_release(weft_errhandler_t *eh);
 
+/* MPI_SUCCESS if eh may be set on an object of kind target, else
+ * MPI_ERR_ARG (reason recorded). */
+int weft_errhandler_check_target(const weft_errhandler_t *eh, weft_eh_target_t target);
+/* *slot = eh, taking a reference on eh and dropping the old one. */
+void weft_errhandler_assign(weft_errhandler_t **slot, weft_errhandler_t *eh);
+
+/* Handler lookups used by the API's error dispatch (api/errors.c). Windows
+ * and files provide their handler slot through the hooks below (weak
+ * defaults: none; the RMA / I/O modules define them). */
+weft_errhandler_t  *weft_win_errhandler(MPI_Win win);
+weft_errhandler_t  *weft_file_errhandler(MPI_File file);
+weft_errhandler_t  *weft_session_errhandler(MPI_Session session);
+weft_errhandler_t **weft_win_errhandler_slot(weft_win_t *win);
+weft_errhandler_t **weft_file_errhandler_slot(MPI_File file);
+
+/* MPI_File_set/get_errhandler (MPI_FILE_NULL: the default for new files). */
+int weft_file_errhandler_set(MPI_File file, weft_errhandler_t *errhandler);
+int weft_file_errhandler_get(MPI_File file, MPI_Errhandler *errhandler);
+
 #endif

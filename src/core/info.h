@@ -24,6 +24,8 @@ weft_info_t *weft_info_new(void);                    /* refcount 1, empty */
 int          weft_info_put(weft_info_t *info, const char *key, const char *value);
 const char  *weft_info_lookup(const weft_info_t *info, const char *key); /* NULL if absent */
 weft_info_t *weft_info_clone(const weft_info_t *info);
+/* Remove key; returns 1 if it was there, 0 otherwise. */
+int          weft_info_remove(weft_info_t *info, const char *key);
 void         weft_info_release(weft_info_t *info);
 
 int weft_info_module_init(void); /* builds MPI_INFO_ENV */
