@@ -82,10 +82,14 @@ int weft_runtime_init(int required, int *provided)
     const char *jobid;
     int         rc;
 
+    /* Tunables first (the PMI client reads WEFT_PMI_VERSION); a bad value is
+     * reported once PMI is up, so the whole job stops with one message. */
+    int bad_tunable = weft_tunables_load(errbuf, sizeof(errbuf)) != 0;
+
     if (weft_pmi_init(&weft_runtime.pmi) != 0) {
         weft_log_fatal(1, "MPI_Init: cannot connect to the process manager (PMI)");
     }
-    if (weft_tunables_load(errbuf, sizeof(errbuf)) != 0) {
+    if (bad_tunable) {
         char msg[600];
         snprintf(msg, sizeof(msg), "MPI_Init: %s", errbuf);
         if (weft_runtime.pmi.rank == 0 || weft_runtime.pmi.is_singleton) {

@@ -55,6 +55,7 @@ int weft_parse_size(const char *text, size_t *value_p)
     }
     switch (tolower((unsigned char)*end)) {
     case '\0': break;
+    case 'b': break; /* plain bytes, "4096b" */
     case 'k': scale = 1ull << 10; end++; break;
     case 'm': scale = 1ull << 20; end++; break;
     case 'g': scale = 1ull << 30; end++; break;

@@ -1,0 +1,89 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# The whole test suite (what `make test` and CI run). On a fresh Debian
+# machine it installs what it needs: Debian packages with apt-get when root,
+# Python packages into ./.venv, the peer MPI (pip mpich) into ./.venv-peers.
+#
+# Stages: release build + ctest + pytest (launcher, tools, MPI programs,
+# benchmarks smoke, conformance); then an AddressSanitizer/UBSan build running
+# the unit tests and the MPI programs; then a ThreadSanitizer build running
+# the threaded tests. WEFT_TEST_QUICK=1 skips the sanitizer stages.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+JOBS=${JOBS:-$(nproc)}
+failed=""
+start=$(date +%s)
+
+stage() { printf '\n==== %s\n' "$*"; }
+record() { # name status
+    if [ "$2" -ne 0 ]; then failed="$failed $1"; echo "---- $1: FAILED"; else echo "---- $1: ok"; fi
+}
+
+stage "dependencies"
+maint/install-deps.sh || exit 1
+if [ ! -x .venv/bin/pytest ]; then
+    python3 -m venv .venv && .venv/bin/pip install -q pytest pytest-timeout || exit 1
+fi
+PY=$ROOT/.venv/bin/python
+# The peer MPI library (MPICH's MPI-5 ABI build) for the hydra interop test
+# and side-by-side checks.
+if [ ! -x .venv-peers/bin/mpiexec ]; then
+    python3 -m venv .venv-peers && .venv-peers/bin/pip install -q mpich==5.0.2 ||
+        echo "warning: could not install pip mpich; hydra interop tests will be skipped"
+fi
+export WEFT_PEER_MPICH_PREFIX="$ROOT/.venv-peers"
+
+stage "build (release) and install into ./install"
+make install >/dev/null || { make install; exit 1; }
+
+stage "C unit tests (ctest)"
+(cd build && ctest --output-on-failure -j "$JOBS" --timeout 120)
+record ctest $?
+
+stage "pytest: launcher, tools, MPI programs, benchmarks, conformance"
+for suite in tests/launcher tests/tools tests/mpi tests/bench tests/conformance; do
+    [ -d "$suite" ] || continue
+    ls "$suite"/test_*.py >/dev/null 2>&1 || continue
+    WEFT_PREFIX="$ROOT/install" WEFT_BUILD="$ROOT/build" \
+        $PY -m pytest -q -p no:cacheprovider --timeout 600 "$suite"
+    record "pytest-$(basename $suite)" $?
+done
+
+if [ "${WEFT_TEST_QUICK:-0}" != 1 ]; then
+    stage "AddressSanitizer + UBSan build: unit tests and MPI programs"
+    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=address,undefined \
+        -DCMAKE_INSTALL_PREFIX="$ROOT/install-asan" >/dev/null &&
+        ninja -C build-asan install >/dev/null
+    rc=$?
+    record asan-build $rc
+    if [ $rc -eq 0 ]; then
+        export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+        (cd build-asan && ctest --output-on-failure -j "$JOBS" --timeout 300)
+        record asan-ctest $?
+        WEFT_PREFIX="$ROOT/install-asan" WEFT_BUILD="$ROOT/build-asan" \
+            $PY -m pytest -q -p no:cacheprovider --timeout 900 tests/mpi
+        record asan-mpi $?
+        unset ASAN_OPTIONS UBSAN_OPTIONS
+    fi
+
+    stage "ThreadSanitizer build: threaded tests"
+    cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=thread \
+        -DCMAKE_INSTALL_PREFIX="$ROOT/install-tsan" >/dev/null &&
+        ninja -C build-tsan install >/dev/null
+    rc=$?
+    record tsan-build $rc
+    if [ $rc -eq 0 ]; then
+        TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+            WEFT_PREFIX="$ROOT/install-tsan" WEFT_BUILD="$ROOT/build-tsan" \
+            $PY -m pytest -q -p no:cacheprovider --timeout 900 tests/mpi -k "thread"
+        record tsan-mpi $?
+    fi
+fi
+
+elapsed=$(( $(date +%s) - start ))
+if [ -n "$failed" ]; then
+    echo "==== weft test suite: FAILED:$failed (${elapsed}s)"
+    exit 1
+fi
+echo "==== weft test suite: all passed (${elapsed}s)"
