@@ -73,6 +73,7 @@ typedef struct {
 
 static struct {
     int                 np;
+    int                 np_given;
     int                 ppn;
     int                 prepend;
     int                 verbose;
@@ -165,7 +166,8 @@ static void mp_usage(void)
            "       (mpirun is the same program)\n"
            "\n"
            "Options:\n"
-           "  -n, -np N              number of processes (default 1)\n"
+           "  -n, -np N              number of processes (default: 1, or every slot of\n"
+           "                         the -hosts/-f hosts)\n"
            "  -ppn N                 processes per host, filled host by host\n"
            "  -hosts a,b[:slots]     hosts to run on (this machine only, for now)\n"
            "  -f, -hostfile FILE     file of host[:slots] lines\n"
@@ -275,7 +277,8 @@ static void mp_parse_args(int argc, char **argv)
         }
         o = a[1] == '-' ? a + 2 : a + 1; /* accept -flag and --flag */
         if (!strcmp(o, "n") || !strcmp(o, "np")) {
-            mp.np = mp_parse_count(a, v);
+            mp.np       = mp_parse_count(a, v);
+            mp.np_given = 1;
             i++;
         } else if (!strcmp(o, "ppn")) {
             mp.ppn = mp_parse_count(a, v);
@@ -1024,6 +1027,13 @@ int main(int argc, char **argv)
     }
     if (mp.timeout == 0 && (envto = getenv("MPIEXEC_TIMEOUT")) != NULL && *envto != '\0') {
         mp.timeout = mp_parse_count("MPIEXEC_TIMEOUT", envto);
+    }
+    if (!mp.np_given && mp.nhosts > 0) {
+        /* Like hydra: without -n, fill every slot of the given hosts. */
+        mp.np = 0;
+        for (int h = 0; h < mp.nhosts; h++) {
+            mp.np += mp.ppn > 0 ? mp.ppn : mp.hosts[h].slots;
+        }
     }
     mp_load_binding();
     mp_resolve_program();

@@ -32,6 +32,9 @@
 /* Wait this long for output pipes held open by a rank's children after the
  * rank itself has exited, then kill its process group. */
 #define PROXY_DRAIN_MS 1000
+/* Stop reading rank output while this much waits for mpiexec: the ranks then
+ * block in write() instead of the proxy growing without bound. */
+#define PROXY_OUTPUT_HIGH_WATER (8u << 20)
 
 typedef struct {
     int   rank;
@@ -525,8 +528,9 @@ int main(int argc, char **argv)
             .fd = (px.stdin_fd >= 0 && px.stdin_buf.len > 0) ? px.stdin_fd : -1, .events = POLLOUT};
         for (int i = 0; px.started && i < px.job.nlocal; i++) {
             weft_pmi_sconn_t *c = &px.srv.conns[i];
-            pfds[n++] = (struct pollfd){.fd = px.ranks[i].fds[0], .events = POLLIN};
-            pfds[n++] = (struct pollfd){.fd = px.ranks[i].fds[1], .events = POLLIN};
+            int throttle = px.ctl.out.len > PROXY_OUTPUT_HIGH_WATER;
+            pfds[n++] = (struct pollfd){.fd = throttle ? -1 : px.ranks[i].fds[0], .events = POLLIN};
+            pfds[n++] = (struct pollfd){.fd = throttle ? -1 : px.ranks[i].fds[1], .events = POLLIN};
             pfds[n++] = (struct pollfd){.fd = c->fd, .events = POLLIN | (c->out.len ? POLLOUT : 0)};
         }
         if (px.drain_deadline > 0) {

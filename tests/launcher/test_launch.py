@@ -211,3 +211,20 @@ def test_jobid_unique(launcher):
         p = launcher.run(["-n", "1", "sh", "-c", "echo $WEFT_JOBID"])
         ids.add(p.stdout.strip())
     assert len(ids) == 3
+
+
+def test_default_np_fills_host_slots(launcher, marker):
+    p = launcher.run(["-hosts", "localhost:3", "sh", "-c", 'echo "$PMI_RANK/$PMI_SIZE"'],
+                     marker=marker)
+    assert p.returncode == 0, p.stderr
+    assert sorted(p.stdout.split()) == ["0/3", "1/3", "2/3"]
+
+
+def test_large_output(launcher, marker):
+    # 2 x 20 MB through proxy and mpiexec, with no line breaks at all.
+    p = subprocess.run([launcher.mpiexec, "-genv", "WEFT_TEST_MARKER", marker, "-n", "2", "sh",
+                        "-c", 'head -c 20000000 /dev/zero | tr "\\0" a; echo'],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                       env=launcher.env())
+    assert p.returncode == 0, p.stderr
+    assert len(p.stdout) == 2 * 20000001
