@@ -30,6 +30,12 @@
 
 #define SHM_TYPE_SKIP 0xffu
 #define SHM_POLL_BATCH 64
+/* Up to this many local ranks a receiver simply looks at every ring head
+ * (one load per ring, no shared write by senders); above it senders ring a
+ * per-receiver doorbell bitmap and the receiver polls only the rings whose
+ * bits are set, so polling cost does not grow with the node size. */
+#define SHM_POLL_ALL_MAX 8
+#define SHM_BELL_WORDS   16 /* 1024 local ranks */
 
 typedef struct {
     uint32_t seq;      /* position + 1 when published */
@@ -49,6 +55,12 @@ typedef struct {
     uint64_t probe_addr;
     char     pad[128 - 24];
 } shm_rank_ctl_t;
+
+/* Doorbell of one receiver: bit s set = "sender s published something". */
+typedef struct {
+    uint64_t word[SHM_BELL_WORDS];
+    char     pad[128 - (SHM_BELL_WORDS * 8) % 128];
+} shm_bell_t;
 
 typedef struct {
     uint64_t consumed; /* cells the receiver has finished with */
@@ -85,6 +97,9 @@ static struct {
     void                 *base;
     size_t                bytes;
     shm_rank_ctl_t       *ctl;
+    shm_bell_t           *bells;      /* one per local rank, when n > SHM_POLL_ALL_MAX */
+    int                   use_bells;
+    uint64_t              ready[SHM_BELL_WORDS]; /* rings known to hold more */
     size_t                ring_cells;
     size_t                slot_bytes; /* data bytes per slot */
     size_t                slot_stride;
@@ -153,7 +168,13 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
     shm.wake_on_send = config->wake_on_send;
     ring_stride     = sizeof(shm_ring_ctl_t) + shm.ring_cells * WEFT_SHM_CELL;
     pipe_stride     = shm.slot_stride * (size_t)shm.slots;
-    off_rings       = align_up(sizeof(shm_rank_ctl_t) * (size_t)shm.n, 4096);
+    if (shm.n > SHM_BELL_WORDS * 64) {
+        weft_log_error("%d ranks on one node: at most %d are supported", shm.n, SHM_BELL_WORDS * 64);
+        return -1;
+    }
+    shm.use_bells   = shm.n > SHM_POLL_ALL_MAX;
+    off_rings       = align_up(sizeof(shm_rank_ctl_t) * (size_t)shm.n + sizeof(shm_bell_t) * (size_t)shm.n,
+                               4096);
     off_pipes       = off_rings + ring_stride * (size_t)shm.n * (size_t)shm.n;
     shm.bytes       = align_up(off_pipes + pipe_stride * (size_t)shm.n * (size_t)shm.n, 4096);
 
@@ -192,7 +213,8 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
                        strerror(errno));
         return -1;
     }
-    shm.ctl = (shm_rank_ctl_t *)shm.base;
+    shm.ctl   = (shm_rank_ctl_t *)shm.base;
+    shm.bells = (shm_bell_t *)((char *)shm.base + sizeof(shm_rank_ctl_t) * (size_t)shm.n);
     shm.out = calloc((size_t)shm.n, sizeof(*shm.out));
     shm.in  = calloc((size_t)shm.n, sizeof(*shm.in));
     if (shm.out == NULL || shm.in == NULL) {
@@ -305,6 +327,14 @@ void weft_shm_commit(int peer, uint8_t type, int32_t tag, uint32_t context, int3
     h->src      = src;
     __atomic_store_n(&h->seq, (uint32_t)(o->wpos + 1), __ATOMIC_RELEASE);
     o->wpos += o->reserved_cells;
+    if (shm.use_bells) {
+        uint64_t *w   = &shm.bells[peer].word[shm.me / 64];
+        uint64_t  bit = 1ull << (shm.me % 64);
+        /* Read first: when the bit is still set no write is needed. */
+        if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit)) {
+            __atomic_fetch_or(w, bit, __ATOMIC_RELEASE);
+        }
+    }
     if (shm.wake_on_send) {
         wake_peer(peer);
     }
@@ -348,9 +378,41 @@ static int poll_peer(int peer)
     return 1;
 }
 
+/* Doorbell mode: take the set bits (clearing them), then drain those rings.
+ * A ring left non-empty by the batch limit stays in shm.ready. */
+static int poll_bells(void)
+{
+    int events = 0;
+
+    for (int w = 0; w < (shm.n + 63) / 64; w++) {
+        uint64_t bits = shm.ready[w];
+        if (__atomic_load_n(&shm.bells[shm.me].word[w], __ATOMIC_RELAXED)) {
+            bits |= __atomic_exchange_n(&shm.bells[shm.me].word[w], 0, __ATOMIC_ACQUIRE);
+        }
+        shm.ready[w] = 0;
+        while (bits) {
+            int peer = w * 64 + __builtin_ctzll(bits);
+            int got  = 0;
+            bits &= bits - 1;
+            while (got < SHM_POLL_BATCH && poll_peer(peer)) {
+                got++;
+            }
+            if (got == SHM_POLL_BATCH) {
+                shm.ready[w] |= 1ull << (peer % 64);
+            }
+            events += got;
+        }
+    }
+    return events;
+}
+
 int weft_shm_poll(void)
 {
     int events = 0;
+
+    if (shm.use_bells) {
+        return poll_bells();
+    }
 
     /* Drain each peer's ring up to a batch, starting after the peer served
      * first last time so no sender can starve the others. */
@@ -383,6 +445,12 @@ void weft_shm_sleep(long timeout_us)
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     for (int p = 0; p < shm.n; p++) {
         if (ring_has_message(p)) {
+            __atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+    for (int w = 0; shm.use_bells && w < SHM_BELL_WORDS; w++) {
+        if (shm.ready[w]) { /* rings we know still hold messages */
             __atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);
             return;
         }
