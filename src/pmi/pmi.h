@@ -35,8 +35,11 @@ typedef struct {
  * round of host names). Returns 0, or -1 with a message printed. */
 int weft_pmi_init(weft_pmi_info_t *info);
 
-/* Publish key=value (value: printable, no spaces or '=' needed: use
- * weft_pmi_encode for binary data). Visible to others after the next fence. */
+/* Publish key=value (value: printable, no spaces, newlines or ';': use
+ * weft_pmi_encode for binary data). Visible to others after the next fence.
+ * Keys are per rank (stored as "<key>-<rank>", read back with
+ * weft_pmi_get(rank, key)), at most WEFT_PMI_MAX_KEY - 12 characters; put
+ * each key once. Values shorter than WEFT_PMI_MAX_VAL. */
 int weft_pmi_put(const char *key, const char *value);
 
 /* Collective over the whole job: commit puts and wait for every rank. */
@@ -46,10 +49,13 @@ int weft_pmi_fence(void);
 int weft_pmi_get(int src_rank, const char *key, char *value, size_t len);
 
 /* Ask the launcher to kill the whole job with exit code, printing msg. Does
- * not return if the server acts; falls back to _exit(exitcode). */
+ * not return if the server acts; falls back to _exit(exitcode) after at most
+ * 2 s. Weft's mpiexec prints "mpiexec: rank N called MPI_Abort with code C: msg". */
 void weft_pmi_abort(int exitcode, const char *msg) __attribute__((noreturn));
 
-/* Tell the server this rank finished cleanly, close the connection. */
+/* Tell the server this rank finished cleanly, close the connection. Weft's
+ * mpiexec treats a rank that exits after weft_pmi_init without this call as
+ * failed (exit 1) and ends the job. */
 int weft_pmi_finalize(void);
 
 /* Hex-encode len bytes of data into out (2*len+1 bytes). */
