@@ -34,6 +34,12 @@ if [ ! -x .venv-peers/bin/mpiexec ]; then
 fi
 export WEFT_PEER_MPICH_PREFIX="$ROOT/.venv-peers"
 
+stage "static checks: layering, generated header up to date"
+python3 maint/check_layering.py
+record layering $?
+python3 maint/gen_mpi_h.py --check
+record mpi_h-current $?
+
 stage "build (release) and install into ./install"
 make install >/dev/null || { make install; exit 1; }
 
