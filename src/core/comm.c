@@ -20,6 +20,7 @@
 #include "core/errhandler.h"
 #include "core/errors.h"
 #include "core/info.h"
+#include "core/objpool.h"
 #include "core/request.h"
 #include "core/runtime.h"
 #include "core/topo.h"
@@ -27,6 +28,7 @@
 weft_comm_t  weft_comm_world;
 weft_comm_t  weft_comm_self;
 weft_comm_t *weft_builtin_comm[3];
+static weft_objpool_t comm_pool = WEFT_OBJPOOL_INIT(weft_comm_t);
 
 /* Context ids 0 (WORLD) and 2 (SELF) are fixed; the rest are handed out by
  * the context-id allocator (comm_ctx.c). */
@@ -50,7 +52,7 @@ static void comm_init_fields(weft_comm_t *comm, weft_group_t *group, weft_group_
 
 weft_comm_t *weft_comm_alloc(weft_group_t *group, weft_group_t *remote_group, uint32_t context_id)
 {
-    weft_comm_t *comm = calloc(1, sizeof(*comm));
+    weft_comm_t *comm = weft_objpool_alloc(&comm_pool);
 
     if (comm == NULL) {
         return NULL;
@@ -134,8 +136,7 @@ void weft_comm_release(weft_comm_t *comm)
     weft_info_release(comm->info);
     weft_group_release(comm->group);
     weft_group_release(comm->remote_group);
-    comm->hdr.magic = WEFT_MAGIC_FREED;
-    free(comm);
+    weft_objpool_free(&comm_pool, comm);
 }
 
 /* MPI_Finalize frees MPI_COMM_SELF first (its delete callbacks run), then

@@ -12,6 +12,7 @@
 #include "api_impl.h"
 #include "core/comm.h"
 #include "core/errors.h"
+#include "core/objpool.h"
 
 #define BUILTIN_EH(_handle, _mode)                                                         \
     {                                                                                      \
@@ -33,6 +34,8 @@ _Static_assert((uintptr_t)MPI_ERRORS_ARE_FATAL == 0x141, "ABI handle value");
 _Static_assert((uintptr_t)MPI_ERRORS_ABORT == 0x142, "ABI handle value");
 _Static_assert((uintptr_t)MPI_ERRORS_RETURN == 0x143, "ABI handle value");
 
+static weft_objpool_t eh_pool = WEFT_OBJPOOL_INIT(weft_errhandler_t);
+
 int weft_errhandler_module_init(void)
 {
     return MPI_SUCCESS;
@@ -51,8 +54,7 @@ void weft_errhandler_release(weft_errhandler_t *eh)
         return;
     }
     if (--eh->hdr.refcount == 0) {
-        eh->hdr.magic = WEFT_MAGIC_FREED;
-        free(eh);
+        weft_objpool_free(&eh_pool, eh);
     }
 }
 
@@ -63,7 +65,7 @@ static int eh_create(weft_eh_target_t target, void (*fn)(void), MPI_Errhandler *
     if (fn == NULL) {
         return weft_error(MPI_ERR_ARG, "argument fn: NULL error handler function");
     }
-    eh = calloc(1, sizeof(*eh));
+    eh = weft_objpool_alloc(&eh_pool);
     if (eh == NULL) {
         return weft_error(MPI_ERR_NO_MEM, "no memory for an error handler");
     }

@@ -8,21 +8,23 @@
 
 #include "api_impl.h"
 #include "core/errors.h"
+#include "core/objpool.h"
 #include "core/runtime.h"
 
 weft_group_t *weft_builtin_group[2];
 static weft_group_t group_empty;
+static weft_objpool_t group_pool = WEFT_OBJPOOL_INIT(weft_group_t);
 
 weft_group_t *weft_group_create(int n, const int *world_ranks)
 {
-    weft_group_t *group = calloc(1, sizeof(*group));
+    weft_group_t *group = weft_objpool_alloc(&group_pool);
 
     if (group == NULL) {
         return NULL;
     }
     group->world_ranks = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
     if (group->world_ranks == NULL) {
-        free(group);
+        weft_objpool_free(&group_pool, group);
         return NULL;
     }
     if (n > 0) {
@@ -45,9 +47,8 @@ void weft_group_release(weft_group_t *group)
         return; /* builtin groups live forever */
     }
     if (--group->hdr.refcount == 0) {
-        group->hdr.magic = WEFT_MAGIC_FREED;
         free(group->world_ranks);
-        free(group);
+        weft_objpool_free(&group_pool, group);
     }
 }
 

@@ -10,14 +10,16 @@
 
 #include "api_impl.h"
 #include "core/errors.h"
+#include "core/objpool.h"
 #include "core/runtime.h"
 
 weft_info_t *weft_builtin_info[2];
 static weft_info_t info_env;
+static weft_objpool_t info_pool = WEFT_OBJPOOL_INIT(weft_info_t);
 
 weft_info_t *weft_info_new(void)
 {
-    weft_info_t *info = calloc(1, sizeof(*info));
+    weft_info_t *info = weft_objpool_alloc(&info_pool);
 
     if (info != NULL) {
         weft_object_init(&info->hdr, WEFT_KIND_INFO, 0);
@@ -86,8 +88,7 @@ void weft_info_release(weft_info_t *info)
         free(e->value);
         free(e);
     }
-    info->hdr.magic = WEFT_MAGIC_FREED;
-    free(info);
+    weft_objpool_free(&info_pool, info);
 }
 
 int weft_info_module_init(void)

@@ -21,6 +21,7 @@
 #include "core/errhandler.h"
 #include "core/errors.h"
 #include "core/info.h"
+#include "core/objpool.h"
 #include "core/runtime.h"
 
 struct weft_session {
@@ -30,7 +31,8 @@ struct weft_session {
     int                thread_level;
 };
 
-static int runtime_by_sessions; /* the runtime was started by MPI_Session_init */
+static weft_objpool_t session_pool = WEFT_OBJPOOL_INIT(weft_session_t);
+static int            runtime_by_sessions; /* the runtime was started by MPI_Session_init */
 
 static const char *const psets[] = {"mpi://WORLD", "mpi://SELF"};
 #define NPSETS ((int)(sizeof(psets) / sizeof(psets[0])))
@@ -86,7 +88,7 @@ int weft_session_init_impl(weft_info_t *info, weft_errhandler_t *errhandler, MPI
         weft_runtime.state  = WEFT_STATE_UNINITIALIZED;
         runtime_by_sessions = 1;
     }
-    s = calloc(1, sizeof(*s));
+    s = weft_objpool_alloc(&session_pool);
     if (s == NULL) {
         return weft_error(MPI_ERR_NO_MEM, "no memory for a session");
     }
@@ -96,7 +98,7 @@ int weft_session_init_impl(weft_info_t *info, weft_errhandler_t *errhandler, MPI
     s->info         = info ? weft_info_clone(info) : weft_info_new();
     s->thread_level = weft_runtime.thread_level;
     if (s->info == NULL) {
-        free(s);
+        weft_objpool_free(&session_pool, s);
         return weft_error(MPI_ERR_NO_MEM, "no memory for a session");
     }
     weft_info_put(s->info, "thread_level", thread_level_name(s->thread_level));
@@ -118,8 +120,7 @@ int weft_session_finalize_impl(MPI_Session *session)
     }
     weft_errhandler_release(s->errhandler);
     weft_info_release(s->info);
-    s->hdr.magic = WEFT_MAGIC_FREED;
-    free(s);
+    weft_objpool_free(&session_pool, s);
     *session = MPI_SESSION_NULL;
     weft_runtime.sessions--;
     if (weft_runtime.sessions == 0 && runtime_by_sessions &&
