@@ -6,12 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void wb_coll_wait(wb_cx_t *x, const wb_coll_t *d, MPI_Request *req, int nb)
+static void wb_coll_wait(MPI_Request *req, int nb)
 {
     if (nb)
         wb_check(MPI_Wait(req, MPI_STATUS_IGNORE), "MPI_Wait", __FILE__, __LINE__);
-    (void)x;
-    (void)d;
 }
 
 static int wb_coll_validate(wb_cx_t *x, const wb_coll_t *d, int nb)
@@ -23,7 +21,7 @@ static int wb_coll_validate(wb_cx_t *x, const wb_coll_t *d, int nb)
         d->fill(x, it);
         wb_check(MPI_Barrier(x->comm), "MPI_Barrier", __FILE__, __LINE__);
         wb_check(d->run(x, &req), d->mpi_name, __FILE__, __LINE__);
-        wb_coll_wait(x, d, &req, nb);
+        wb_coll_wait(&req, nb);
         ok &= d->check(x, it);
     }
     return wb_agree(x->c, ok);
@@ -106,7 +104,7 @@ int wb_coll_main(int argc, char **argv, const wb_coll_t *d)
         for (i = 0; i < n + skip; i++) {
             double t0 = wb_now();
             wb_check(d->run(&x, &req), d->mpi_name, __FILE__, __LINE__);
-            wb_coll_wait(&x, d, &req, nb);
+            wb_coll_wait(&req, nb);
             if (i >= skip)
                 tsum += wb_now() - t0;
             WB(MPI_Barrier(c.comm));
@@ -127,7 +125,7 @@ int wb_coll_main(int argc, char **argv, const wb_coll_t *d)
                 double t0 = wb_now(), tc;
                 wb_check(d->run(&x, &req), d->mpi_name, __FILE__, __LINE__);
                 tc = wb_compute(target);
-                wb_coll_wait(&x, d, &req, nb);
+                wb_coll_wait(&req, nb);
                 if (i >= skip) {
                     ttot += wb_now() - t0;
                     tcpu += tc;

@@ -66,7 +66,7 @@ int wb_coll_main(int argc, char **argv, const wb_coll_t *d);
 #define WB_NB_FLAG 0
 #endif
 
-/* Fill byte pattern for a block sent from rank a to rank b. */
+/* Block i (of x->bytes bytes) of a buffer. */
 #define WB_BLOCK(x, buf, i) ((buf) + (size_t)(i) * (x)->bytes)
 
 #endif
