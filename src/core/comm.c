@@ -395,11 +395,8 @@ int weft_comm_split_impl(weft_comm_t *comm, int color, int key, MPI_Comm *newcom
         return weft_comm_arg_error(MPI_ERR_ARG, "color", "%d is negative and not MPI_UNDEFINED",
                                    color);
     }
-    if (comm->is_inter) {
-        return weft_comm_arg_error(MPI_ERR_COMM, "comm",
-                                   "splitting an intercommunicator is not supported yet");
-    }
-    rc = weft_comm_split_raw(comm, color, key, &nc);
+    rc = comm->is_inter ? weft_intercomm_split(comm, color, key, &nc)
+                        : weft_comm_split_raw(comm, color, key, &nc);
     if (rc == MPI_SUCCESS) {
         *newcomm = weft_comm_handle_out(nc);
     }
@@ -638,12 +635,16 @@ int weft_comm_create_impl(weft_comm_t *comm, weft_group_t *group, MPI_Comm *newc
     uint32_t     ctx;
     int          rc;
 
-    if (comm->is_inter) {
-        return weft_comm_arg_error(MPI_ERR_COMM, "comm",
-                                   "MPI_Comm_create on an intercommunicator is not supported yet");
-    }
     rc = check_subset(comm, group, NULL);
     if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    if (comm->is_inter) {
+        /* group is a subset of the local group; the remote side gives its own */
+        rc = weft_intercomm_split(comm, group->rank != MPI_UNDEFINED ? 0 : MPI_UNDEFINED, group->rank, &nc);
+        if (rc == MPI_SUCCESS) {
+            *newcomm = weft_comm_handle_out(nc);
+        }
         return rc;
     }
     rc = weft_comm_agree_ids(comm, 1, &ctx, WEFT_XTAG_CTX);

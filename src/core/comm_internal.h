@@ -25,6 +25,11 @@ int weft_comm_agree_ids(weft_comm_t *parent, int n, uint32_t *ids, int tag);
 /* Intercommunicator flavour of weft_comm_agree_ids. */
 int weft_intercomm_agree(weft_comm_t *inter, int n, uint32_t *ids, int tag);
 
+/* MPI_Comm_split on an intercommunicator: the result pairs the processes
+ * of one color in the local group with those of that color in the remote
+ * group (*new_p NULL for MPI_UNDEFINED or no remote partner). */
+int weft_intercomm_split(weft_comm_t *inter, int color, int key, weft_comm_t **new_p);
+
 /* MPI_Comm_split on an intracommunicator (*new_p NULL for MPI_UNDEFINED). */
 int weft_comm_split_raw(weft_comm_t *comm, int color, int key, weft_comm_t **new_p);
 

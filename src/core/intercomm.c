@@ -305,3 +305,101 @@ int weft_intercomm_merge_impl(weft_comm_t *intercomm, int high, MPI_Comm *newint
     *newintracomm = weft_comm_handle_out(nc);
     return MPI_SUCCESS;
 }
+
+/* ---- split / create on an intercommunicator ------------------------- */
+
+typedef struct {
+    int color, key;
+} inter_entry_t;
+
+/* World ranks of the entries with color, ordered by (key, position). */
+static int *select_members(const inter_entry_t *e, int n, int color, const int *world, int *k_p)
+{
+    int *idx = malloc(sizeof(int) * (size_t)(n + 1)), *w = malloc(sizeof(int) * (size_t)(n + 1)), k = 0;
+
+    if (idx == NULL || w == NULL) {
+        free(idx);
+        free(w);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        if (e[i].color == color) {
+            int j = k++;
+            /* insertion sort: stable in position for equal keys */
+            while (j > 0 && e[idx[j - 1]].key > e[i].key) {
+                idx[j] = idx[j - 1];
+                j--;
+            }
+            idx[j] = i;
+        }
+    }
+    for (int i = 0; i < k; i++) {
+        w[i] = world[idx[i]];
+    }
+    free(idx);
+    *k_p = k;
+    return w;
+}
+
+/* Every process of both groups gives (color, key): the local group's pairs
+ * are gathered, the leaders swap them with the context mask, and each
+ * process builds the local and remote groups of its color. A process whose
+ * color is MPI_UNDEFINED, or whose color has no member on the other side,
+ * gets NULL. */
+int weft_intercomm_split(weft_comm_t *inter, int color, int key, weft_comm_t **new_p)
+{
+    weft_comm_t    *local = inter->local_comm, *nc;
+    weft_xgroup_t   x;
+    weft_ctx_mask_t mask;
+    inter_entry_t   mine = {color, key}, *all, *remote = NULL;
+    size_t          nin  = 0;
+    uint32_t        ids[2];
+    int            *lw = NULL, *rw = NULL, nl = 0, nr = 0, rc;
+    weft_group_t   *lg, *rg;
+
+    weft_xgroup_of_comm(&x, local);
+    all = malloc(sizeof(*all) * (size_t)local->size);
+    if (all == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for an intercommunicator split");
+    }
+    rc = weft_x_allgather(&x, &mine, sizeof(mine), all, WEFT_XTAG_SPLIT + 16);
+    if (rc == MPI_SUCCESS) {
+        rc = agree_two_groups(&x, 0, inter, 0, WEFT_XTAG_SPLIT + 24, all,
+                              sizeof(*all) * (size_t)local->size, (void **)&remote, &nin, &mask);
+    }
+    if (rc == MPI_SUCCESS && nin != sizeof(*all) * (size_t)inter->remote_group->size) {
+        rc = weft_error(MPI_ERR_INTERN, "bad intercommunicator split exchange (%zu bytes)", nin);
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = weft_ctx_pick(&mask, 2, ids);
+    }
+    *new_p = NULL;
+    if (rc != MPI_SUCCESS || color == MPI_UNDEFINED) {
+        goto out;
+    }
+    lw = select_members(all, local->size, color, inter->group->world_ranks, &nl);
+    rw = select_members(remote, inter->remote_group->size, color, inter->remote_group->world_ranks, &nr);
+    if (lw == NULL || rw == NULL) {
+        rc = weft_error(MPI_ERR_NO_MEM, "no memory for an intercommunicator split");
+        goto out;
+    }
+    if (nr == 0) {
+        goto out;
+    }
+    lg = weft_group_create(nl, lw);
+    rg = weft_group_create(nr, rw);
+    nc = lg && rg ? weft_comm_derive(inter, lg, rg, ids[0], ids[1]) : NULL;
+    weft_group_release(lg);
+    weft_group_release(rg);
+    if (nc == NULL) {
+        rc = weft_error(MPI_ERR_NO_MEM, "no memory for an intercommunicator");
+        goto out;
+    }
+    *new_p = nc;
+out:
+    free(all);
+    free(remote);
+    free(lw);
+    free(rw);
+    return rc;
+}

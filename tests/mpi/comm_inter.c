@@ -131,6 +131,52 @@ int main(int argc, char **argv)
         CHECK(r == want, "merge(tie): rank %d want %d", r, want);
         MPI_Comm_free(&merged);
     }
+    /* split of an intercommunicator: color = local rank parity */
+    {
+        MPI_Comm sub;
+        int      c2 = lrank % 2, want_l = (lsize + 1 - c2) / 2, want_r = (rsize + 1 - c2) / 2;
+        CHECK_OK(MPI_Comm_split(inter, c2, -lrank, &sub));
+        if (want_r == 0) {
+            CHECK(sub == MPI_COMM_NULL, "split without remote partners gave a communicator");
+        } else {
+            int n, rn, r, flag2;
+            MPI_Comm_test_inter(sub, &flag2);
+            MPI_Comm_size(sub, &n);
+            MPI_Comm_remote_size(sub, &rn);
+            MPI_Comm_rank(sub, &r);
+            CHECK(flag2 && n == want_l && rn == want_r, "inter split: size %d remote %d, want %d/%d", n, rn,
+                  want_l, want_r);
+            CHECK(r == want_l - 1 - lrank / 2, "inter split rank %d (keys reversed)", r);
+            /* the remote leader of each color sends its world rank to every partner */
+            if (r == 0) {
+                for (int i = 0; i < rn; i++) {
+                    MPI_Send(&rank, 1, MPI_INT, i, 8, sub);
+                }
+            }
+            int got = -1;
+            MPI_Recv(&got, 1, MPI_INT, 0, 8, sub, MPI_STATUS_IGNORE);
+            CHECK(got % 2 == 1 - color, "inter split message from world rank %d", got);
+            MPI_Comm_free(&sub);
+        }
+        /* create on an intercommunicator: the first half of each local group */
+        MPI_Group lg, half;
+        int       ranges[1][3] = {{0, (lsize - 1) / 2, 1}};
+        MPI_Comm_group(inter, &lg);
+        MPI_Group_range_incl(lg, 1, ranges, &half);
+        CHECK_OK(MPI_Comm_create(inter, half, &sub));
+        if (lrank <= (lsize - 1) / 2) {
+            int rn;
+            CHECK(sub != MPI_COMM_NULL, "inter create: member got MPI_COMM_NULL");
+            MPI_Comm_remote_size(sub, &rn);
+            CHECK(rn == (rsize - 1) / 2 + 1, "inter create remote size %d", rn);
+            MPI_Comm_free(&sub);
+        } else {
+            CHECK(sub == MPI_COMM_NULL, "inter create: non-member got a communicator");
+        }
+        MPI_Group_free(&half);
+        MPI_Group_free(&lg);
+    }
+
     /* intracomm-only calls on an intercommunicator */
     {
         MPI_Comm c;
