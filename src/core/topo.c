@@ -57,8 +57,8 @@ weft_topo_t *weft_topo_dup(const weft_topo_t *t)
     c->coords        = int_dup(t->coords, t->ndims);
     c->index         = int_dup(t->index, t->nnodes);
     c->edges         = int_dup(t->edges, t->nedges);
-    c->sourceweights = int_dup(t->sourceweights, t->indegree);
-    c->destweights   = int_dup(t->destweights, t->outdegree);
+    c->sourceweights = int_dup(t->sourceweights, t->weighted ? t->indegree : 0);
+    c->destweights   = int_dup(t->destweights, t->weighted ? t->outdegree : 0);
     c->sources       = int_dup(t->sources, t->indegree);
     c->dests         = int_dup(t->dests, t->outdegree);
     if (!c->dims || !c->periods || !c->coords || !c->index || !c->edges || !c->sourceweights ||
