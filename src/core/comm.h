@@ -65,6 +65,15 @@ void         weft_comm_release(weft_comm_t *comm);
 weft_comm_t *weft_comm_new_owned(weft_group_t *group, weft_group_t *remote_group,
                                  uint32_t context_id);
 
+/* MPI_Comm_split semantics on an intracommunicator, for library-internal
+ * sub-communicators (e.g. node and leader communicators of the two-level
+ * collectives). Collective over comm: every rank calls it in the same order
+ * relative to other communicator constructions on comm. *new_p is NULL for
+ * color MPI_UNDEFINED; otherwise a communicator with refcount 1 (its own
+ * context id, comm's error handler), released with weft_comm_release.
+ * Returns an MPI error code. */
+int weft_comm_split_raw(weft_comm_t *comm, int color, int key, weft_comm_t **new_p);
+
 /* Set up WORLD and SELF after PMI init; tear down at finalize. */
 int  weft_comm_module_init(void);
 void weft_comm_module_fini(void);

@@ -30,8 +30,6 @@ int weft_intercomm_agree(weft_comm_t *inter, int n, uint32_t *ids, int tag);
  * group (*new_p NULL for MPI_UNDEFINED or no remote partner). */
 int weft_intercomm_split(weft_comm_t *inter, int color, int key, weft_comm_t **new_p);
 
-/* MPI_Comm_split on an intracommunicator (*new_p NULL for MPI_UNDEFINED). */
-int weft_comm_split_raw(weft_comm_t *comm, int color, int key, weft_comm_t **new_p);
 
 /* The handle to return for a new communicator (MPI_COMM_NULL for NULL). */
 static inline MPI_Comm weft_comm_handle_out(weft_comm_t *comm)
