@@ -81,6 +81,7 @@ static struct {
     weft_request_t posted;   /* sentinel of the posted-receive list */
     weft_unexp_t   unexp;    /* sentinel of the unexpected list */
     int            pending;  /* peers with queued work (fast skip) */
+    int            sends_out; /* rendezvous sends not yet completed */
 } p2p;
 
 /* ---- queues ---------------------------------------------------------- */
@@ -198,10 +199,9 @@ static void recv_set_status(weft_request_t *req, int src, int tag, MPI_Count byt
     req->status.MPI_SOURCE = src;
     req->status.MPI_TAG    = tag;
     if (bytes > cap) {
-        req->status.MPI_ERROR = weft_error(MPI_ERR_TRUNCATE,
-                                           "message of %lld bytes from rank %d (tag %d) truncated "
-                                           "to the %lld-byte receive buffer",
-                                           (long long)bytes, src, tag, (long long)cap);
+        /* Only the class here: this runs inside progress, possibly during an
+         * unrelated call; the completing call reports it. */
+        req->status.MPI_ERROR = MPI_ERR_TRUNCATE;
         bytes = cap;
     }
     weft_status_set_bytes(&req->status, bytes);
@@ -336,9 +336,8 @@ static void cma_recv(int peer, weft_request_t *req, const rts_t *rts)
             weft_dt_unpack(req->datatype, req->count, req->buf, 0, bounce, n);
         }
         if (rc != 0) {
-            req->status.MPI_ERROR = weft_error(MPI_ERR_OTHER,
-                                               "single-copy read from local rank %d failed: %s",
-                                               peer, strerror(errno));
+            weft_log_error("single-copy read from local rank %d failed: %s", peer, strerror(errno));
+            req->status.MPI_ERROR = MPI_ERR_OTHER;
         }
         free(local);
         free(remote);
@@ -431,6 +430,7 @@ static void on_message(int peer, const weft_shm_msg_t *m)
         memcpy(&cts, m->payload, sizeof(cts));
         weft_request_t *sreq = (weft_request_t *)(uintptr_t)cts.sreq;
         if (sreq->bytes == 0) {
+            p2p.sends_out--;
             weft_request_complete(sreq);
         } else {
             sreq->proto[2]               = 0; /* bytes streamed */
@@ -442,6 +442,7 @@ static void on_message(int peer, const weft_shm_msg_t *m)
     case MSG_FIN: {
         uint64_t sreq;
         memcpy(&sreq, m->payload, sizeof(sreq));
+        p2p.sends_out--;
         weft_request_complete((weft_request_t *)(uintptr_t)sreq);
         break;
     }
@@ -501,6 +502,7 @@ static int send_try(int peer, weft_request_t *req)
                       sizeof(rts)) != 0) {
         return -1;
     }
+    p2p.sends_out++;
     return 0;
 }
 
@@ -704,6 +706,7 @@ static int pipe_send_progress(int peer, peer_state_t *ps)
     if ((MPI_Count)req->proto[2] >= req->bytes) {
         ps->pipe_send = NULL;
         p2p.pending--;
+        p2p.sends_out--;
         weft_request_complete(req);
     }
     return events;
@@ -803,6 +806,9 @@ int weft_pt2pt_drain(void)
             peer_state_t *ps = &p2p.peers[peer];
             busy |= ps->sendq_head || ps->ctrl_head || ps->pipe_send;
         }
+        /* A peer may still need us (CTS, pipeline) for a send the user
+         * already freed: finalize only once every send has completed. */
+        busy |= p2p.sends_out > 0 || weft_pt2pt_api_busy();
         if (!busy) {
             return MPI_SUCCESS;
         }

@@ -23,6 +23,13 @@
 
 /* ---- helpers ----------------------------------------------------------- */
 
+static int truncated(const MPI_Status *st, MPI_Count cap)
+{
+    return weft_error(MPI_ERR_TRUNCATE, "message from rank %d (tag %d) is longer than the "
+                      "%lld-byte receive buffer; the first %lld bytes were delivered",
+                      st->MPI_SOURCE, st->MPI_TAG, (long long)cap, (long long)cap);
+}
+
 static void status_empty(MPI_Status *st)
 {
     st->MPI_SOURCE = MPI_ANY_SOURCE;
@@ -139,6 +146,13 @@ static int request_finish(MPI_Request *handle, MPI_Status *status, int with_erro
     }
     rc = st.MPI_ERROR;
     status_out(status, &st, with_error);
+    if (rc != MPI_SUCCESS) {
+        /* The error belongs to the request's communicator (its handler runs). */
+        weft_err_set_comm(t->comm ? t->comm : r->comm);
+        if (rc == MPI_ERR_TRUNCATE) {
+            truncated(&st, t->count * (t->datatype ? t->datatype->size : 0));
+        }
+    }
     if (r->persistent) {
         r->active = 0;
         r->state  = NULL;
@@ -345,7 +359,7 @@ int weft_recv_impl(void *buf, MPI_Count count, weft_datatype_t *datatype, int so
     }
     rc = weft_recv_now(buf, count, datatype, source, tag, comm, WEFT_CTX_PT2PT, &st);
     status_out(status, &st, 0);
-    return rc;
+    return rc == MPI_ERR_TRUNCATE ? truncated(&st, count * datatype->size) : rc;
 }
 
 int weft_irecv_impl(void *buf, MPI_Count count, weft_datatype_t *datatype, int source, int tag,
@@ -1138,6 +1152,7 @@ static int mrecv_start(void *buf, MPI_Count count, weft_datatype_t *dt, MPI_Mess
         return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
     }
     r->comm     = m->comm; /* the message's reference moves to the request */
+    weft_err_set_comm(m->comm);
     r->datatype = dt;
     weft_datatype_retain(dt);
     r->buf   = buf;
@@ -1162,7 +1177,7 @@ int weft_mrecv_impl(void *buf, MPI_Count count, weft_datatype_t *datatype, MPI_M
     }
     rc = weft_request_wait(r, &st);
     status_out(status, &st, 0);
-    return rc;
+    return rc == MPI_ERR_TRUNCATE ? truncated(&st, count * datatype->size) : rc;
 }
 
 int weft_imrecv_impl(void *buf, MPI_Count count, weft_datatype_t *datatype, MPI_Message *message,
@@ -1334,6 +1349,13 @@ int weft_buffer_detach_impl(void *buffer_addr, int *size)
     int       rc = detach(buffer_addr, &s);
     *size        = (int)s;
     return rc;
+}
+
+int weft_pt2pt_api_busy(void)
+{
+    reap_zombies();
+    bsend_reap();
+    return zombies != NULL || bsend.blocks != NULL;
 }
 
 /* ---- module setup --------------------------------------------------------- */

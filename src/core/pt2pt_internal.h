@@ -36,6 +36,9 @@ weft_unexp_t *weft_pt2pt_find_unexpected(uint32_t context, int source, int tag, 
 /* Start receiving an unexpected message removed from the queue (Mrecv). */
 void weft_pt2pt_recv_unexpected(weft_request_t *req, weft_unexp_t *u);
 
+/* Buffered sends or freed-but-active requests still outstanding (pt2pt_api.c). */
+int weft_pt2pt_api_busy(void);
+
 /* Cancel a pending operation; returns 1 if it was cancelled. */
 int weft_pt2pt_cancel(weft_request_t *req);
 

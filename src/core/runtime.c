@@ -82,6 +82,16 @@ int weft_runtime_init(int required, int *provided)
     const char *jobid;
     int         rc;
 
+    if (weft_runtime.core_up) {
+        /* Sessions brought the core up first: MPI_Init only opens the world
+         * model on top of it (the thread level is the one already chosen). */
+        weft_runtime.state = WEFT_STATE_INITIALIZED;
+        if (provided) {
+            *provided = weft_runtime.thread_level;
+        }
+        return MPI_SUCCESS;
+    }
+
     /* Tunables first (the PMI client reads WEFT_PMI_VERSION); a bad value is
      * reported once PMI is up, so the whole job stops with one message. */
     int bad_tunable = weft_tunables_load(errbuf, sizeof(errbuf)) != 0;
@@ -127,7 +137,8 @@ int weft_runtime_init(int required, int *provided)
         (rc = weft_progress_module_init()) != MPI_SUCCESS) {
         return rc;
     }
-    weft_runtime.state = WEFT_STATE_INITIALIZED;
+    weft_runtime.state   = WEFT_STATE_INITIALIZED;
+    weft_runtime.core_up = 1;
     /* Turn the lock on last: init itself runs single-threaded. */
     weft_runtime.thread_multiple = weft_runtime.thread_level == MPI_THREAD_MULTIPLE;
     if (provided) {
@@ -138,14 +149,23 @@ int weft_runtime_init(int required, int *provided)
 
 int weft_runtime_finalize(void)
 {
-    int rc = weft_progress_module_quiesce();
+    int rc;
+
+    if (weft_runtime.sessions > 0 && weft_runtime.state == WEFT_STATE_INITIALIZED) {
+        /* MPI_Finalize while sessions live: the world model ends, the core
+         * stays for the sessions; the last MPI_Session_finalize tears it down. */
+        weft_runtime.state = WEFT_STATE_FINALIZED;
+        return MPI_SUCCESS;
+    }
+    rc = weft_progress_module_quiesce();
 
     for (int i = finalize_hook_count - 1; i >= 0; i--) {
         finalize_hooks[i]();
     }
     weft_progress_module_fini();
     weft_comm_module_fini();
-    weft_runtime.state = WEFT_STATE_FINALIZED;
+    weft_runtime.state   = WEFT_STATE_FINALIZED;
+    weft_runtime.core_up = 0;
     weft_pmi_finalize();
     return rc;
 }

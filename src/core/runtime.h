@@ -20,6 +20,7 @@ typedef enum {
 typedef struct {
     weft_runtime_state_t state;
     int                  sessions;       /* live MPI sessions (MPI-4) */
+    int                  core_up;        /* PMI, transports and objects are up */
     int                  thread_level;   /* provided */
     int                  thread_multiple;
     pthread_t            main_thread;
@@ -51,7 +52,10 @@ static inline void weft_cs_enter(void)
 }
 static inline void weft_cs_exit(void)
 {
-    if (__builtin_expect(weft_runtime.thread_multiple, 0) && --weft_cs_depth == 0) {
+    /* depth 0: the lock was switched on inside this call (MPI_Session_init
+     * brought the runtime up), so this call never took it. */
+    if (__builtin_expect(weft_runtime.thread_multiple, 0) && weft_cs_depth > 0 &&
+        --weft_cs_depth == 0) {
         pthread_mutex_unlock(&weft_big_lock);
     }
 }

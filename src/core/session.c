@@ -123,8 +123,8 @@ int weft_session_finalize_impl(MPI_Session *session)
     weft_objpool_free(&session_pool, s);
     *session = MPI_SESSION_NULL;
     weft_runtime.sessions--;
-    if (weft_runtime.sessions == 0 && runtime_by_sessions &&
-        weft_runtime.state == WEFT_STATE_UNINITIALIZED) {
+    if (weft_runtime.sessions == 0 && weft_runtime.core_up &&
+        weft_runtime.state != WEFT_STATE_INITIALIZED) {
         weft_runtime.thread_multiple = 0; /* as MPI_Finalize: no lock while waiting */
         return weft_runtime_finalize();
     }
