@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Dissemination barrier (Hensgen, Finkel, Manber). Round k: signal rank
+ * r + 2^k, wait for r - 2^k. ceil(log2 p) rounds of zero-byte messages,
+ * any p. Cost: ceil(log2 p) * alpha.
+ */
+#include "coll/coll_internal.h"
+
+int weft_coll_barrier_intra_dissemination(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    weft_comm_t *comm = a->comm;
+    int          n = comm->size, r = comm->rank, rc = MPI_SUCCESS;
+
+    for (int k = 1; k < n && rc == MPI_SUCCESS; k <<= 1) {
+        rc = weft_sched_send(s, NULL, 0, weft_coll_byte, (r + k) % n, comm);
+        if (rc == MPI_SUCCESS) {
+            rc = weft_sched_recv(s, NULL, 0, weft_coll_byte, (r - k + n) % n, comm);
+        }
+        if (rc == MPI_SUCCESS) {
+            rc = weft_sched_fence(s);
+        }
+    }
+    return rc;
+}

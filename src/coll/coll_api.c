@@ -1,0 +1,1720 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Impls of every collective entry point: blocking, non-blocking (MPI_I*),
+ * persistent (*_init), neighborhood and large-count forms.
+ *
+ * Each collective has one do_<coll>() taking the large-count argument
+ * shapes: it checks the arguments (roots, MPI_IN_PLACE rules, datatypes
+ * significant at this rank, op/type compatibility), fills a
+ * weft_coll_args_t and hands it to run(), which selects the algorithm,
+ * builds the schedule and runs it (blocking), starts it (non-blocking) or
+ * keeps it (persistent). The int-array forms widen their arrays first.
+ *
+ * What is detected of mismatched arguments across ranks: nothing is
+ * exchanged to compare them, but no transfer can overrun a buffer: every
+ * receive is posted with the receiver's own count, so a longer message is
+ * reported as MPI_ERR_TRUNCATE by point-to-point (the collective returns
+ * it) and a shorter one leaves the rest of the buffer untouched. Different
+ * roots or different op/algorithm choices can deadlock, as in every MPI.
+ *
+ * Persistent requests: the handle is an outer persistent request whose
+ * `state` is an inner WEFT_REQ_COLL request. MPI_Start only marks the outer
+ * one active; the schedule (built once at init) is rewound and started the
+ * first time Wait/Test/progress polls the inner request. When the request
+ * layer frees a finished inner request, its on_free installs a fresh one
+ * for the next start.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_impl.h"
+#include "coll/coll_internal.h"
+#include "core/errors.h"
+#include "core/topo.h"
+
+enum { MODE_BLOCKING, MODE_NONBLOCKING, MODE_PERSISTENT };
+
+/* ---- requests -------------------------------------------------------------- */
+
+static int nb_progress(weft_request_t *req)
+{
+    int           rc;
+    weft_sched_t *s = req->state;
+    /* the progress hook finishes it; this only lets Wait/Test push it too */
+    if (s && weft_sched_advance(s, &rc)) {
+        return 1;
+    }
+    return 0;
+}
+
+static void nb_free(weft_request_t *req)
+{
+    weft_sched_free(req->state);
+    req->state = NULL;
+}
+
+typedef struct {
+    weft_sched_t   *sched;
+    weft_request_t *outer, *inner;
+    int             started; /* current inner request started its run */
+    int             closing; /* outer freed: inner frees, no replacement */
+} pers_t;
+
+static int  pers_inner_progress(weft_request_t *req);
+static void pers_inner_free(weft_request_t *req);
+
+static weft_request_t *pers_inner_new(pers_t *p)
+{
+    weft_request_t *t = weft_request_alloc(WEFT_REQ_COLL);
+    if (t != NULL) {
+        t->state    = p;
+        t->progress = pers_inner_progress;
+        t->on_free  = pers_inner_free;
+    }
+    p->inner   = t;
+    p->started = 0;
+    return t;
+}
+
+static int pers_inner_progress(weft_request_t *req)
+{
+    pers_t *p = req->state;
+    if (!p->started) {
+        p->started = 1;
+        weft_sched_rewind(p->sched);
+        weft_sched_start(p->sched, req);
+    }
+    return 0;
+}
+
+static void pers_inner_free(weft_request_t *req)
+{
+    pers_t *p = req->state;
+    req->state = NULL;
+    if (p->closing) {
+        weft_sched_free(p->sched);
+        free(p);
+        return;
+    }
+    /* finished run: the request layer drops this inner request (and set
+     * outer->state to NULL just before); install the next one */
+    weft_request_t *t = pers_inner_new(p);
+    p->outer->state   = t;
+}
+
+static int pers_outer_progress(weft_request_t *req)
+{
+    (void)req;
+    return 0;
+}
+
+static void pers_outer_free(weft_request_t *req)
+{
+    pers_t *p = req->state ? ((weft_request_t *)req->state)->state : NULL;
+    if (p == NULL) {
+        return;
+    }
+    req->state = NULL;
+    weft_request_t *t = p->inner;
+    p->closing        = 1;
+    if (t->hdr.magic == WEFT_MAGIC(WEFT_KIND_REQUEST) && (!p->started || weft_request_is_complete(t))) {
+        weft_request_free(t); /* frees p through pers_inner_free */
+    }
+    /* otherwise a running inner request was handed to the zombie list and
+     * frees p when it is reaped */
+}
+
+/* ---- running a call ------------------------------------------------------- */
+
+static int run(weft_coll_args_t *a, int mode, MPI_Request *request)
+{
+    int           alg = weft_coll_select(a), rc;
+    weft_sched_t *s;
+
+    if (alg < 0) {
+        return weft_error(MPI_ERR_INTERN, "no %s algorithm applies", weft_coll_names[a->coll]);
+    }
+    s = weft_sched_new(a->comm);
+    if (s == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a collective schedule");
+    }
+    rc = weft_coll_build(s, alg, a);
+    if (rc != MPI_SUCCESS) {
+        weft_sched_free(s);
+        return rc == MPI_ERR_NO_MEM ? weft_error(rc, "no memory for a collective schedule") : rc;
+    }
+    if (mode == MODE_BLOCKING) {
+        return weft_sched_run(s);
+    }
+    /* keep user objects alive while the schedule may still run */
+    weft_sched_hold(s, a->dt, a->op);
+    if (a->sdt != a->dt) {
+        weft_sched_hold(s, a->sdt, NULL);
+    }
+    if (a->rdt != a->dt && a->rdt != a->sdt) {
+        weft_sched_hold(s, a->rdt, NULL);
+    }
+    weft_request_t *r = weft_request_alloc(WEFT_REQ_COLL);
+    if (r == NULL) {
+        weft_sched_free(s);
+        return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
+    }
+    r->comm = a->comm;
+    weft_comm_retain(a->comm);
+    if (mode == MODE_NONBLOCKING) {
+        r->state    = s;
+        r->progress = nb_progress;
+        r->on_free  = nb_free;
+        weft_sched_start(s, r);
+        *request = (MPI_Request)r;
+        return MPI_SUCCESS;
+    }
+    pers_t *p = calloc(1, sizeof(*p));
+    if (p == NULL || pers_inner_new(p) == NULL) {
+        free(p);
+        weft_sched_free(s);
+        weft_request_free(r);
+        return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
+    }
+    p->sched      = s;
+    p->outer      = r;
+    r->persistent = 1;
+    r->state      = p->inner;
+    r->progress   = pers_outer_progress;
+    r->on_free    = pers_outer_free;
+    *request = (MPI_Request)r;
+    return MPI_SUCCESS;
+}
+
+/* ---- argument checks ------------------------------------------------------ */
+
+static int is_root(int root, const weft_comm_t *comm)
+{
+    return comm->is_inter ? root == MPI_ROOT : root == comm->rank;
+}
+
+static int sig_root(int root, const weft_comm_t *comm)
+{
+    return is_root(root, comm) ? comm->peer_size : 0;
+}
+
+static int degree(weft_comm_t *comm, int out)
+{
+    int        in, o;
+    const int *s, *d;
+    if (weft_topo_neighbors(comm, &in, &s, &o, &d) != MPI_SUCCESS) {
+        return 0;
+    }
+    return out ? o : in;
+}
+
+static int widen_counts(const int *in, int n, MPI_Count **out)
+{
+    *out = NULL;
+    if (in == NULL || n <= 0) {
+        return MPI_SUCCESS;
+    }
+    *out = malloc((size_t)n * sizeof(MPI_Count));
+    if (*out == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory");
+    }
+    for (int i = 0; i < n; i++) {
+        (*out)[i] = in[i];
+    }
+    return MPI_SUCCESS;
+}
+
+static int widen_displs(const int *in, int n, MPI_Aint **out)
+{
+    *out = NULL;
+    if (in == NULL || n <= 0) {
+        return MPI_SUCCESS;
+    }
+    *out = malloc((size_t)n * sizeof(MPI_Aint));
+    if (*out == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory");
+    }
+    for (int i = 0; i < n; i++) {
+        (*out)[i] = in[i];
+    }
+    return MPI_SUCCESS;
+}
+
+static int check_root(int root, const weft_comm_t *comm)
+{
+    if (comm->is_inter) {
+        if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < comm->peer_size)) {
+            return MPI_SUCCESS;
+        }
+    } else if (root >= 0 && root < comm->size) {
+        return MPI_SUCCESS;
+    }
+    return weft_error(MPI_ERR_ROOT, "argument root: %d is not a valid root (%s size %d)", root,
+                      comm->is_inter ? "remote group" : "communicator", comm->peer_size);
+}
+
+static int check_type(const weft_datatype_t *dt, const char *arg)
+{
+    if (dt == NULL) {
+        return weft_error(MPI_ERR_TYPE, "argument %s: MPI_DATATYPE_NULL where a datatype is "
+                                        "significant", arg);
+    }
+    if (!weft_datatype_is_committed(dt)) {
+        return weft_error(MPI_ERR_TYPE, "argument %s: datatype is not committed", arg);
+    }
+    return MPI_SUCCESS;
+}
+
+static int check_types_array(const MPI_Datatype *h, int n, const char *arg,
+                             weft_datatype_t ***out, const MPI_Count *counts)
+{
+    *out = NULL;
+    if (n <= 0) {
+        return MPI_SUCCESS;
+    }
+    if (h == NULL) {
+        return weft_error(MPI_ERR_ARG, "argument %s: NULL array", arg);
+    }
+    weft_datatype_t **t = malloc((size_t)n * sizeof(*t));
+    if (t == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory");
+    }
+    for (int i = 0; i < n; i++) {
+        t[i] = weft_datatype_from_handle(h[i]);
+        if (t[i] == NULL && counts && counts[i] == 0) {
+            t[i] = weft_coll_byte ? weft_coll_byte : weft_datatype_from_handle(MPI_BYTE);
+        }
+        int rc = check_type(t[i], arg);
+        if (rc != MPI_SUCCESS) {
+            free(t);
+            return rc;
+        }
+    }
+    *out = t;
+    return MPI_SUCCESS;
+}
+
+static int no_inplace_inter(const void *buf, const weft_comm_t *comm, const char *arg)
+{
+    if (comm->is_inter && buf == MPI_IN_PLACE) {
+        return weft_error(MPI_ERR_BUFFER, "argument %s: MPI_IN_PLACE is not allowed on an "
+                                          "intercommunicator", arg);
+    }
+    return MPI_SUCCESS;
+}
+
+static int check_alias(const void *sbuf, const void *rbuf, MPI_Count n)
+{
+    if (n > 0 && sbuf == rbuf && sbuf != MPI_IN_PLACE && sbuf != NULL) {
+        return weft_error(MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer (use "
+                                          "MPI_IN_PLACE)");
+    }
+    return MPI_SUCCESS;
+}
+
+static int check_reduction(const void *sbuf, void *rbuf, MPI_Count count, weft_datatype_t *dt,
+                           weft_op_t *op, weft_comm_t *comm)
+{
+    int rc = check_type(dt, "datatype");
+    WEFT_TRY(rc, weft_op_check(op, dt));
+    WEFT_TRY(rc, no_inplace_inter(sbuf, comm, "sendbuf"));
+    WEFT_TRY(rc, check_alias(sbuf, rbuf, count));
+    if (rc == MPI_SUCCESS && (op->id == WEFT_OP_REPLACE || op->id == WEFT_OP_NO_OP)) {
+        rc = weft_error(MPI_ERR_OP, "argument op: %s is only valid in accumulate operations",
+                        op->name);
+    }
+    return rc;
+}
+
+static void args_init(weft_coll_args_t *a, int coll, weft_comm_t *comm)
+{
+    memset(a, 0, sizeof(*a));
+    a->coll = coll;
+    a->comm = comm;
+}
+
+/* ---- the collectives ------------------------------------------------------ */
+
+static int do_barrier(weft_comm_t *comm, int mode, MPI_Request *request)
+{
+    weft_coll_args_t a;
+    args_init(&a, WEFT_COLL_BARRIER, comm);
+    return run(&a, mode, request);
+}
+
+static int do_bcast(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root,
+                    weft_comm_t *comm, int mode, MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              rc = check_root(root, comm);
+    if (!(comm->is_inter && root == MPI_PROC_NULL)) {
+        WEFT_TRY(rc, check_type(datatype, "datatype"));
+    }
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_BCAST, comm);
+    a.rbuf = buffer, a.count = count, a.dt = datatype, a.root = root;
+    a.sdt = a.rdt = datatype;
+    return run(&a, mode, request);
+}
+
+static int do_gather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+                     void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root,
+                     weft_comm_t *comm, int mode, MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              rc = check_root(root, comm), me_root = is_root(root, comm);
+    int              sends = comm->is_inter ? (root != MPI_ROOT && root != MPI_PROC_NULL)
+                                            : !(me_root && sendbuf == MPI_IN_PLACE);
+    if (sends) {
+        WEFT_TRY(rc, check_type(sendtype, "sendtype"));
+    }
+    if (me_root) {
+        WEFT_TRY(rc, check_type(recvtype, "recvtype"));
+    }
+    WEFT_TRY(rc, no_inplace_inter(sendbuf, comm, "sendbuf"));
+    if (rc == MPI_SUCCESS && !me_root && sendbuf == MPI_IN_PLACE) {
+        rc = weft_error(MPI_ERR_BUFFER, "argument sendbuf: MPI_IN_PLACE is only valid at the root");
+    }
+    if (rc == MPI_SUCCESS && me_root && !comm->is_inter && sendbuf != MPI_IN_PLACE &&
+        sendcount * sendtype->size != recvcount * recvtype->size) {
+        rc = weft_error(MPI_ERR_TRUNCATE, "root's send and receive blocks differ in size "
+                                          "(%lld vs %lld bytes)",
+                        (long long)(sendcount * sendtype->size),
+                        (long long)(recvcount * recvtype->size));
+    }
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_GATHER, comm);
+    a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sends ? sendtype : recvtype;
+    a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = me_root ? recvtype : a.sdt;
+    a.root = root;
+    return run(&a, mode, request);
+}
+
+static int do_gatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                      weft_datatype_t *recvtype, int root, weft_comm_t *comm, int mode,
+                      MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              rc = check_root(root, comm), me_root = is_root(root, comm);
+    int              sends = comm->is_inter ? (root != MPI_ROOT && root != MPI_PROC_NULL)
+                                            : !(me_root && sendbuf == MPI_IN_PLACE);
+    if (sends) {
+        WEFT_TRY(rc, check_type(sendtype, "sendtype"));
+    }
+    if (me_root) {
+        WEFT_TRY(rc, check_type(recvtype, "recvtype"));
+        if (rc == MPI_SUCCESS && (recvcounts == NULL || displs == NULL)) {
+            rc = weft_error(MPI_ERR_ARG, "NULL recvcounts or displs at the root");
+        }
+    }
+    WEFT_TRY(rc, no_inplace_inter(sendbuf, comm, "sendbuf"));
+    if (rc == MPI_SUCCESS && !me_root && sendbuf == MPI_IN_PLACE) {
+        rc = weft_error(MPI_ERR_BUFFER, "argument sendbuf: MPI_IN_PLACE is only valid at the root");
+    }
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_GATHERV, comm);
+    a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sends ? sendtype : recvtype;
+    a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = displs;
+    a.rdt  = me_root ? recvtype : a.sdt;
+    a.root = root;
+    return run(&a, mode, request);
+}
+
+static int do_scatter(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+                      void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root,
+                      weft_comm_t *comm, int mode, MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              rc = check_root(root, comm), me_root = is_root(root, comm);
+    int              recvs = comm->is_inter ? (root != MPI_ROOT && root != MPI_PROC_NULL)
+                                            : !(me_root && recvbuf == MPI_IN_PLACE);
+    if (recvs) {
+        WEFT_TRY(rc, check_type(recvtype, "recvtype"));
+    }
+    if (me_root) {
+        WEFT_TRY(rc, check_type(sendtype, "sendtype"));
+    }
+    WEFT_TRY(rc, no_inplace_inter(recvbuf, comm, "recvbuf"));
+    if (rc == MPI_SUCCESS && !me_root && recvbuf == MPI_IN_PLACE) {
+        rc = weft_error(MPI_ERR_BUFFER, "argument recvbuf: MPI_IN_PLACE is only valid at the root");
+    }
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_SCATTER, comm);
+    a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvs ? recvtype : sendtype;
+    a.sbuf = sendbuf, a.scount = sendcount, a.sdt = me_root ? sendtype : a.rdt;
+    a.root = root;
+    return run(&a, mode, request);
+}
+
+static int do_scatterv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                       weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount,
+                       weft_datatype_t *recvtype, int root, weft_comm_t *comm, int mode,
+                       MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              rc = check_root(root, comm), me_root = is_root(root, comm);
+    int              recvs = comm->is_inter ? (root != MPI_ROOT && root != MPI_PROC_NULL)
+                                            : !(me_root && recvbuf == MPI_IN_PLACE);
+    if (recvs) {
+        WEFT_TRY(rc, check_type(recvtype, "recvtype"));
+    }
+    if (me_root) {
+        WEFT_TRY(rc, check_type(sendtype, "sendtype"));
+        if (rc == MPI_SUCCESS && (sendcounts == NULL || displs == NULL)) {
+            rc = weft_error(MPI_ERR_ARG, "NULL sendcounts or displs at the root");
+        }
+    }
+    WEFT_TRY(rc, no_inplace_inter(recvbuf, comm, "recvbuf"));
+    if (rc == MPI_SUCCESS && !me_root && recvbuf == MPI_IN_PLACE) {
+        rc = weft_error(MPI_ERR_BUFFER, "argument recvbuf: MPI_IN_PLACE is only valid at the root");
+    }
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_SCATTERV, comm);
+    a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvs ? recvtype : sendtype;
+    a.sbuf = sendbuf, a.scounts = sendcounts, a.sdispls = displs;
+    a.sdt  = me_root ? sendtype : a.rdt;
+    a.root = root;
+    return run(&a, mode, request);
+}
+
+static int do_allgather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+                        void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype,
+                        weft_comm_t *comm, int mode, MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              rc = check_type(recvtype, "recvtype");
+    if (sendbuf != MPI_IN_PLACE) {
+        WEFT_TRY(rc, check_type(sendtype, "sendtype"));
+    }
+    WEFT_TRY(rc, no_inplace_inter(sendbuf, comm, "sendbuf"));
+    WEFT_TRY(rc, check_alias(sendbuf, recvbuf, recvcount));
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_ALLGATHER, comm);
+    a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
+    a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvtype;
+    return run(&a, mode, request);
+}
+
+static int do_allgatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+                         void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                         weft_datatype_t *recvtype, weft_comm_t *comm, int mode,
+                         MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              rc = check_type(recvtype, "recvtype");
+    if (sendbuf != MPI_IN_PLACE) {
+        WEFT_TRY(rc, check_type(sendtype, "sendtype"));
+    }
+    WEFT_TRY(rc, no_inplace_inter(sendbuf, comm, "sendbuf"));
+    if (rc == MPI_SUCCESS && (recvcounts == NULL || displs == NULL)) {
+        rc = weft_error(MPI_ERR_ARG, "NULL recvcounts or displs");
+    }
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_ALLGATHERV, comm);
+    a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
+    a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = displs, a.rdt = recvtype;
+    return run(&a, mode, request);
+}
+
+static int do_alltoall(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+                       void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype,
+                       weft_comm_t *comm, int mode, MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              rc = check_type(recvtype, "recvtype");
+    if (sendbuf != MPI_IN_PLACE) {
+        WEFT_TRY(rc, check_type(sendtype, "sendtype"));
+    }
+    WEFT_TRY(rc, no_inplace_inter(sendbuf, comm, "sendbuf"));
+    WEFT_TRY(rc, check_alias(sendbuf, recvbuf, recvcount));
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_ALLTOALL, comm);
+    a.sbuf = sendbuf;
+    a.scount = sendbuf == MPI_IN_PLACE ? recvcount : sendcount;
+    a.sdt    = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
+    a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvtype;
+    return run(&a, mode, request);
+}
+
+static int do_alltoallv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                        weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                        const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm,
+                        int mode, MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              rc = check_type(recvtype, "recvtype");
+    if (sendbuf != MPI_IN_PLACE) {
+        WEFT_TRY(rc, check_type(sendtype, "sendtype"));
+        if (rc == MPI_SUCCESS && (sendcounts == NULL || sdispls == NULL)) {
+            rc = weft_error(MPI_ERR_ARG, "NULL sendcounts or sdispls");
+        }
+    }
+    if (rc == MPI_SUCCESS && (recvcounts == NULL || rdispls == NULL)) {
+        rc = weft_error(MPI_ERR_ARG, "NULL recvcounts or rdispls");
+    }
+    WEFT_TRY(rc, no_inplace_inter(sendbuf, comm, "sendbuf"));
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_ALLTOALLV, comm);
+    a.sbuf = sendbuf, a.scounts = sendcounts, a.sdispls = sdispls;
+    a.sdt  = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
+    a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = rdispls, a.rdt = recvtype;
+    return run(&a, mode, request);
+}
+
+static int alltoallw_common(int coll, const void *sendbuf, const MPI_Count sendcounts[],
+                            const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                            void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                            const MPI_Datatype recvtypes[], weft_comm_t *comm, int nsend,
+                            int nrecv, int mode, MPI_Request *request)
+{
+    weft_coll_args_t  a;
+    weft_datatype_t **st = NULL, **rt = NULL;
+    int               rc = MPI_SUCCESS;
+
+    if (recvcounts == NULL && nrecv > 0) {
+        rc = weft_error(MPI_ERR_ARG, "NULL recvcounts");
+    }
+    WEFT_TRY(rc, check_types_array(recvtypes, nrecv, "recvtypes", &rt, recvcounts));
+    if (sendbuf != MPI_IN_PLACE) {
+        if (rc == MPI_SUCCESS && sendcounts == NULL && nsend > 0) {
+            rc = weft_error(MPI_ERR_ARG, "NULL sendcounts");
+        }
+        WEFT_TRY(rc, check_types_array(sendtypes, nsend, "sendtypes", &st, sendcounts));
+    }
+    WEFT_TRY(rc, no_inplace_inter(sendbuf, comm, "sendbuf"));
+    if (rc == MPI_SUCCESS) {
+        args_init(&a, coll, comm);
+        a.sbuf = sendbuf, a.scounts = sendcounts, a.sdispls = sdispls, a.sdts = st;
+        a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = rdispls, a.rdts = rt;
+        a.sdt = a.rdt = weft_coll_byte ? weft_coll_byte : weft_datatype_from_handle(MPI_BYTE);
+        if (sendbuf == MPI_IN_PLACE) {
+            a.scounts = recvcounts, a.sdispls = rdispls, a.sdts = rt;
+        }
+        if (mode != MODE_BLOCKING) {
+            /* user datatypes of w-forms are used as given; the schedule is
+             * built now, so the arrays need not outlive this call */
+        }
+        rc = run(&a, mode, request);
+    }
+    free(st);
+    free(rt);
+    return rc;
+}
+
+static int do_alltoallw(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                        const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm,
+                        int mode, MPI_Request *request)
+{
+    return alltoallw_common(WEFT_COLL_ALLTOALLW, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                            recvcounts, rdispls, recvtypes, comm, comm->peer_size,
+                            comm->peer_size, mode, request);
+}
+
+static int do_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
+                     weft_datatype_t *datatype, weft_op_t *op, int root, weft_comm_t *comm,
+                     int mode, MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              rc = check_root(root, comm);
+    if (!(comm->is_inter && root == MPI_PROC_NULL)) {
+        WEFT_TRY(rc, check_reduction(sendbuf, is_root(root, comm) ? recvbuf : NULL, count,
+                                     datatype, op, comm));
+    }
+    if (rc == MPI_SUCCESS && sendbuf == MPI_IN_PLACE && !is_root(root, comm)) {
+        rc = weft_error(MPI_ERR_BUFFER, "argument sendbuf: MPI_IN_PLACE is only valid at the root");
+    }
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_REDUCE, comm);
+    a.sbuf = sendbuf, a.rbuf = recvbuf, a.count = count, a.dt = datatype, a.op = op;
+    a.sdt = a.rdt = datatype, a.root = root;
+    return run(&a, mode, request);
+}
+
+static int do_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
+                        weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, int mode,
+                        MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              rc = check_reduction(sendbuf, recvbuf, count, datatype, op, comm);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_ALLREDUCE, comm);
+    a.sbuf = sendbuf, a.rbuf = recvbuf, a.count = count, a.dt = datatype, a.op = op;
+    a.sdt = a.rdt = datatype;
+    return run(&a, mode, request);
+}
+
+static int do_reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                             weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, int mode,
+                             MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              rc = check_reduction(sendbuf, recvbuf, 1, datatype, op, comm);
+    if (rc == MPI_SUCCESS && recvcounts == NULL) {
+        rc = weft_error(MPI_ERR_ARG, "NULL recvcounts");
+    }
+    if (rc == MPI_SUCCESS && comm->is_inter) {
+        rc = weft_error(MPI_ERR_UNSUPPORTED_OPERATION,
+                        "MPI_Reduce_scatter on an intercommunicator is not implemented yet");
+    }
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_REDUCE_SCATTER, comm);
+    a.sbuf = sendbuf, a.rbuf = recvbuf, a.rcounts = recvcounts, a.dt = datatype, a.op = op;
+    a.sdt = a.rdt = datatype;
+    return run(&a, mode, request);
+}
+
+static int do_reduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                   weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm,
+                                   int mode, MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              rc = check_reduction(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_REDUCE_SCATTER_BLOCK, comm);
+    a.sbuf = sendbuf, a.rbuf = recvbuf, a.rcount = recvcount, a.dt = datatype, a.op = op;
+    a.count = recvcount * comm->size;
+    a.sdt = a.rdt = datatype;
+    return run(&a, mode, request);
+}
+
+static int scan_common(int coll, const void *sendbuf, void *recvbuf, MPI_Count count,
+                       weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, int mode,
+                       MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              rc = MPI_SUCCESS;
+    if (comm->is_inter) {
+        rc = weft_error(MPI_ERR_COMM, "argument comm: %s is not defined on intercommunicators",
+                        coll == WEFT_COLL_SCAN ? "MPI_Scan" : "MPI_Exscan");
+    }
+    WEFT_TRY(rc, check_reduction(sendbuf, recvbuf, count, datatype, op, comm));
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, coll, comm);
+    a.sbuf = sendbuf, a.rbuf = recvbuf, a.count = count, a.dt = datatype, a.op = op;
+    a.sdt = a.rdt = datatype;
+    return run(&a, mode, request);
+}
+
+static int do_scan(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype,
+                   weft_op_t *op, weft_comm_t *comm, int mode, MPI_Request *request)
+{
+    return scan_common(WEFT_COLL_SCAN, sendbuf, recvbuf, count, datatype, op, comm, mode, request);
+}
+
+static int do_exscan(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype,
+                     weft_op_t *op, weft_comm_t *comm, int mode, MPI_Request *request)
+{
+    return scan_common(WEFT_COLL_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm, mode,
+                       request);
+}
+
+/* ---- neighborhood ---------------------------------------------------------- */
+
+static int topo_check(weft_comm_t *comm, int *indeg, int *outdeg)
+{
+    const int *s, *d;
+    if (comm->is_inter) {
+        return weft_error(MPI_ERR_COMM, "argument comm: neighborhood collectives need an "
+                                        "intracommunicator with a topology");
+    }
+    return weft_topo_neighbors(comm, indeg, &s, outdeg, &d);
+}
+
+static int do_neighbor_allgather(const void *sendbuf, MPI_Count sendcount,
+                                 weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount,
+                                 weft_datatype_t *recvtype, weft_comm_t *comm, int mode,
+                                 MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              in, out, rc = topo_check(comm, &in, &out);
+    WEFT_TRY(rc, check_type(sendtype, "sendtype"));
+    WEFT_TRY(rc, check_type(recvtype, "recvtype"));
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_NEIGHBOR_ALLGATHER, comm);
+    a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sendtype;
+    a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvtype;
+    return run(&a, mode, request);
+}
+
+static int do_neighbor_allgatherv(const void *sendbuf, MPI_Count sendcount,
+                                  weft_datatype_t *sendtype, void *recvbuf,
+                                  const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                  weft_datatype_t *recvtype, weft_comm_t *comm, int mode,
+                                  MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              in, out, rc = topo_check(comm, &in, &out);
+    WEFT_TRY(rc, check_type(sendtype, "sendtype"));
+    WEFT_TRY(rc, check_type(recvtype, "recvtype"));
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_NEIGHBOR_ALLGATHERV, comm);
+    a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sendtype;
+    a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = displs, a.rdt = recvtype;
+    return run(&a, mode, request);
+}
+
+static int do_neighbor_alltoall(const void *sendbuf, MPI_Count sendcount,
+                                weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount,
+                                weft_datatype_t *recvtype, weft_comm_t *comm, int mode,
+                                MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              in, out, rc = topo_check(comm, &in, &out);
+    WEFT_TRY(rc, check_type(sendtype, "sendtype"));
+    WEFT_TRY(rc, check_type(recvtype, "recvtype"));
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_NEIGHBOR_ALLTOALL, comm);
+    a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sendtype;
+    a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvtype;
+    return run(&a, mode, request);
+}
+
+static int do_neighbor_alltoallv(const void *sendbuf, const MPI_Count sendcounts[],
+                                 const MPI_Aint sdispls[], weft_datatype_t *sendtype,
+                                 void *recvbuf, const MPI_Count recvcounts[],
+                                 const MPI_Aint rdispls[], weft_datatype_t *recvtype,
+                                 weft_comm_t *comm, int mode, MPI_Request *request)
+{
+    weft_coll_args_t a;
+    int              in, out, rc = topo_check(comm, &in, &out);
+    WEFT_TRY(rc, check_type(sendtype, "sendtype"));
+    WEFT_TRY(rc, check_type(recvtype, "recvtype"));
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    args_init(&a, WEFT_COLL_NEIGHBOR_ALLTOALLV, comm);
+    a.sbuf = sendbuf, a.scounts = sendcounts, a.sdispls = sdispls, a.sdt = sendtype;
+    a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = rdispls, a.rdt = recvtype;
+    return run(&a, mode, request);
+}
+
+static int do_neighbor_alltoallw(const void *sendbuf, const MPI_Count sendcounts[],
+                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                 void *recvbuf, const MPI_Count recvcounts[],
+                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                 weft_comm_t *comm, int mode, MPI_Request *request)
+{
+    int in, out, rc = topo_check(comm, &in, &out);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    return alltoallw_common(WEFT_COLL_NEIGHBOR_ALLTOALLW, sendbuf, sendcounts, sdispls, sendtypes,
+                            recvbuf, recvcounts, rdispls, recvtypes, comm, out, in, mode, request);
+}
+
+/* ---- entry points ------------------------------------------------------------ */
+
+int weft_allgather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm)
+{
+    return do_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_allgather_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_PERSISTENT, request);
+}
+
+int weft_allgatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    rc = do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_BLOCKING, NULL);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_allgatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm)
+{
+    return do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_allgatherv_init_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    rc = do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_PERSISTENT, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_allgatherv_init_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_PERSISTENT, request);
+}
+
+int weft_allreduce_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
+{
+    return do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_allreduce_init_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, MODE_PERSISTENT, request);
+}
+
+int weft_alltoall_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm)
+{
+    return do_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_alltoall_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_PERSISTENT, request);
+}
+
+int weft_alltoallv_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
+    rc = do_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_BLOCKING, NULL);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_alltoallv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm)
+{
+    return do_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_alltoallv_init_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
+    rc = do_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_PERSISTENT, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_alltoallv_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_PERSISTENT, request);
+}
+
+int weft_alltoallw_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
+    rc = do_alltoallw(sendbuf, c_[0], d_[0], sendtypes, recvbuf, c_[1], d_[1], recvtypes, comm, MODE_BLOCKING, NULL);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_alltoallw_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm)
+{
+    return do_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_alltoallw_init_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
+    rc = do_alltoallw(sendbuf, c_[0], d_[0], sendtypes, recvbuf, c_[1], d_[1], recvtypes, comm, MODE_PERSISTENT, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_alltoallw_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_PERSISTENT, request);
+}
+
+int weft_barrier_impl(weft_comm_t *comm)
+{
+    return do_barrier(comm, MODE_BLOCKING, NULL);
+}
+
+int weft_barrier_init_impl(weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_barrier(comm, MODE_PERSISTENT, request);
+}
+
+int weft_bcast_impl(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root, weft_comm_t *comm)
+{
+    return do_bcast(buffer, count, datatype, root, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_bcast_init_impl(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_bcast(buffer, count, datatype, root, comm, MODE_PERSISTENT, request);
+}
+
+int weft_exscan_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
+{
+    return do_exscan(sendbuf, recvbuf, count, datatype, op, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_exscan_init_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_exscan(sendbuf, recvbuf, count, datatype, op, comm, MODE_PERSISTENT, request);
+}
+
+int weft_gather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm)
+{
+    return do_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_gather_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_PERSISTENT, request);
+}
+
+int weft_gatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = sig_root(root, comm);
+    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = sig_root(root, comm);
+    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    rc = do_gatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, root, comm, MODE_BLOCKING, NULL);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_gatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm)
+{
+    return do_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_gatherv_init_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = sig_root(root, comm);
+    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = sig_root(root, comm);
+    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    rc = do_gatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, root, comm, MODE_PERSISTENT, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_gatherv_init_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, MODE_PERSISTENT, request);
+}
+
+int weft_iallgather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_iallgatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    rc = do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_NONBLOCKING, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_iallgatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_iallreduce_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_ialltoall_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_ialltoallv_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
+    rc = do_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_NONBLOCKING, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_ialltoallv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_ialltoallw_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, MPI_Request *request)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
+    n_ = comm->peer_size;
+    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
+    rc = do_alltoallw(sendbuf, c_[0], d_[0], sendtypes, recvbuf, c_[1], d_[1], recvtypes, comm, MODE_NONBLOCKING, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_ialltoallw_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, MPI_Request *request)
+{
+    return do_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_ibarrier_impl(weft_comm_t *comm, MPI_Request *request)
+{
+    return do_barrier(comm, MODE_NONBLOCKING, request);
+}
+
+int weft_ibcast_impl(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_bcast(buffer, count, datatype, root, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_iexscan_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_exscan(sendbuf, recvbuf, count, datatype, op, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_igather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_igatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = sig_root(root, comm);
+    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = sig_root(root, comm);
+    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    rc = do_gatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, root, comm, MODE_NONBLOCKING, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_igatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_ineighbor_allgather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_ineighbor_allgatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = degree(comm, 0);
+    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 0);
+    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    rc = do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_NONBLOCKING, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_ineighbor_allgatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_ineighbor_alltoall_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_ineighbor_alltoallv_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = degree(comm, 1);
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 1);
+    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 0);
+    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 0);
+    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
+    rc = do_neighbor_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_NONBLOCKING, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_ineighbor_alltoallv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_ineighbor_alltoallw_impl(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, MPI_Request *request)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = degree(comm, 1);
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 0);
+    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
+    rc = do_neighbor_alltoallw(sendbuf, c_[0], sdispls, sendtypes, recvbuf, c_[1], rdispls, recvtypes, comm, MODE_NONBLOCKING, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_ineighbor_alltoallw_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, MPI_Request *request)
+{
+    return do_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_ireduce_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, int root, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_ireduce_scatter_impl(const void *sendbuf, void *recvbuf, const int recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = comm->size;
+    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    rc = do_reduce_scatter(sendbuf, recvbuf, c_[0], datatype, op, comm, MODE_NONBLOCKING, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_ireduce_scatter_block_impl(const void *sendbuf, void *recvbuf, MPI_Count recvcount, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_ireduce_scatter_c_impl(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_iscan_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_scan(sendbuf, recvbuf, count, datatype, op, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_iscatter_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_iscatterv_impl(const void *sendbuf, const int sendcounts[], const int displs[], weft_datatype_t *sendtype, void *recvbuf, int recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = sig_root(root, comm);
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = sig_root(root, comm);
+    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    rc = do_scatterv(sendbuf, c_[0], d_[0], sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_NONBLOCKING, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_iscatterv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
+{
+    return do_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_NONBLOCKING, request);
+}
+
+int weft_neighbor_allgather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm)
+{
+    return do_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_neighbor_allgather_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_PERSISTENT, request);
+}
+
+int weft_neighbor_allgatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = degree(comm, 0);
+    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 0);
+    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    rc = do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_BLOCKING, NULL);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_neighbor_allgatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm)
+{
+    return do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_neighbor_allgatherv_init_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = degree(comm, 0);
+    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 0);
+    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    rc = do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_PERSISTENT, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_neighbor_allgatherv_init_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_PERSISTENT, request);
+}
+
+int weft_neighbor_alltoall_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm)
+{
+    return do_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_neighbor_alltoall_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_PERSISTENT, request);
+}
+
+int weft_neighbor_alltoallv_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = degree(comm, 1);
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 1);
+    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 0);
+    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 0);
+    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
+    rc = do_neighbor_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_BLOCKING, NULL);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_neighbor_alltoallv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm)
+{
+    return do_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_neighbor_alltoallv_init_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = degree(comm, 1);
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 1);
+    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 0);
+    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 0);
+    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
+    rc = do_neighbor_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_PERSISTENT, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_neighbor_alltoallv_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_PERSISTENT, request);
+}
+
+int weft_neighbor_alltoallw_impl(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = degree(comm, 1);
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 0);
+    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
+    rc = do_neighbor_alltoallw(sendbuf, c_[0], sdispls, sendtypes, recvbuf, c_[1], rdispls, recvtypes, comm, MODE_BLOCKING, NULL);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_neighbor_alltoallw_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm)
+{
+    return do_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_neighbor_alltoallw_init_impl(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = degree(comm, 1);
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = degree(comm, 0);
+    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
+    rc = do_neighbor_alltoallw(sendbuf, c_[0], sdispls, sendtypes, recvbuf, c_[1], rdispls, recvtypes, comm, MODE_PERSISTENT, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_neighbor_alltoallw_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_PERSISTENT, request);
+}
+
+int weft_reduce_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, int root, weft_comm_t *comm)
+{
+    return do_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_reduce_init_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, MODE_PERSISTENT, request);
+}
+
+int weft_reduce_scatter_impl(const void *sendbuf, void *recvbuf, const int recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = comm->size;
+    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    rc = do_reduce_scatter(sendbuf, recvbuf, c_[0], datatype, op, comm, MODE_BLOCKING, NULL);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_reduce_scatter_block_impl(const void *sendbuf, void *recvbuf, MPI_Count recvcount, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
+{
+    return do_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_reduce_scatter_block_init_impl(const void *sendbuf, void *recvbuf, MPI_Count recvcount, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, MODE_PERSISTENT, request);
+}
+
+int weft_reduce_scatter_c_impl(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
+{
+    return do_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_reduce_scatter_init_impl(const void *sendbuf, void *recvbuf, const int recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = comm->size;
+    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    rc = do_reduce_scatter(sendbuf, recvbuf, c_[0], datatype, op, comm, MODE_PERSISTENT, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_reduce_scatter_init_c_impl(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, MODE_PERSISTENT, request);
+}
+
+int weft_scan_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
+{
+    return do_scan(sendbuf, recvbuf, count, datatype, op, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_scan_init_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_scan(sendbuf, recvbuf, count, datatype, op, comm, MODE_PERSISTENT, request);
+}
+
+int weft_scatter_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm)
+{
+    return do_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_scatter_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_PERSISTENT, request);
+}
+
+int weft_scatterv_impl(const void *sendbuf, const int sendcounts[], const int displs[], weft_datatype_t *sendtype, void *recvbuf, int recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm)
+{
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = sig_root(root, comm);
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = sig_root(root, comm);
+    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    rc = do_scatterv(sendbuf, c_[0], d_[0], sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_BLOCKING, NULL);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_scatterv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm)
+{
+    return do_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_BLOCKING, NULL);
+}
+
+int weft_scatterv_init_impl(const void *sendbuf, const int sendcounts[], const int displs[], weft_datatype_t *sendtype, void *recvbuf, int recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    int rc, n_ = 0;
+    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
+    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
+    n_ = sig_root(root, comm);
+    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
+    n_ = sig_root(root, comm);
+    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
+    rc = do_scatterv(sendbuf, c_[0], d_[0], sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_PERSISTENT, request);
+out:
+    for (int i_ = 0; i_ < 4; i_++) {
+        free(c_[i_]);
+        free(d_[i_]);
+    }
+    return rc;
+}
+
+int weft_scatterv_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
+{
+    (void)info;
+    return do_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_PERSISTENT, request);
+}
+
