@@ -60,7 +60,9 @@ static int agree_two_groups(const weft_xgroup_t *x, int leader, weft_comm_t *via
             return weft_error(MPI_ERR_NO_MEM, "no memory for an intercommunicator exchange");
         }
         memcpy(out, &msg.mask, sizeof(msg.mask));
-        memcpy(out + sizeof(msg.mask), extra_out, nextra_out);
+        if (nextra_out > 0) { /* extra_out may be NULL when empty */
+            memcpy(out + sizeof(msg.mask), extra_out, nextra_out);
+        }
         rc = weft_x_exchange(via, peer, out, nout, (void **)&got, &ngot, tag + 2);
         free(out);
         if (rc == MPI_SUCCESS && ngot < sizeof(msg.mask)) {

@@ -377,7 +377,16 @@ static int px_start_ranks(void)
             px_child(i, sv[1], out[1], err[1], in[0], envp, self);
         }
         setpgid(pid, pid);
-        free(envp); /* the extra strings leak once per rank: harmless */
+        for (char **e = envp; *e != NULL; e++) { /* the per-rank strings are ours */
+            int shared = 0;
+            for (int k = 0; k < px.job.nenv && !shared; k++) {
+                shared = *e == px.job.env[k];
+            }
+            if (!shared) {
+                free(*e);
+            }
+        }
+        free(envp);
         close(sv[1]);
         close(out[1]);
         close(err[1]);
