@@ -17,7 +17,7 @@ configure: deps
 	    -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 
 build: configure
-	@ninja -C $(BUILD)
+	@ninja -C $(BUILD) --quiet
 
 install: build
 	@ninja -C $(BUILD) install >/dev/null
