@@ -351,7 +351,7 @@ def is_implemented(f, funcs):
     return False
 
 
-def write_status(path, funcs):
+def write_status(path, funcs, notes=None):
     cats = {}
     for f in funcs.values():
         cats.setdefault(f.category, []).append(f)
@@ -374,9 +374,8 @@ def write_status(path, funcs):
         for f in sorted(cats[cat], key=lambda f: f.name):
             state = "implemented" if is_implemented(f, funcs) else "missing"
             out.append(f"- `{f.name}`: {state}")
-    extra = pathlib.Path(path).with_name("STATUS.extra.md")
-    if extra.exists():
-        out += ["", extra.read_text().rstrip()]
+    if notes and pathlib.Path(notes).exists():
+        out += ["", pathlib.Path(notes).read_text().rstrip()]
     pathlib.Path(path).write_text("\n".join(out) + "\n")
 
 
@@ -386,6 +385,7 @@ def main():
     ap.add_argument("--kinds-dir", required=True)
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--status", required=True)
+    ap.add_argument("--notes", help="hand-written notes appended to STATUS.md")
     o = ap.parse_args()
     with open(o.functions, newline="") as fh:
         rows = [r for r in csv.DictReader(fh, delimiter="\t") if r["in_abi_header"] == "yes"]
@@ -419,7 +419,7 @@ def main():
     (out_dir / "api_gen.c").write_text("\n".join(body) + "\n")
     (out_dir / "api_impl.h").write_text("\n".join(protos) + "\n")
     (out_dir / "api_gen.h").write_text("/* GENERATED: see api_impl.h */\n#include \"api_impl.h\"\n")
-    write_status(o.status, funcs)
+    write_status(o.status, funcs, o.notes)
 
 
 if __name__ == "__main__":
