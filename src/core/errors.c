@@ -5,27 +5,41 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-static __thread const char  *err_fname = "MPI";
-static __thread char         err_reason[768];
-static __thread weft_comm_t *err_comm;
+/* Per-thread error state touched by every MPI call: small scalars with the
+ * initial-exec TLS model (no __tls_get_addr call on the hot path; small
+ * enough for glibc's static TLS surplus when the library is dlopen'ed, e.g.
+ * by mpi4py). The reason text lives on the heap, allocated on first error. */
+#define WEFT_TLS __thread __attribute__((tls_model("initial-exec")))
+#define REASON_LEN 768
+
+static WEFT_TLS const char  *err_fname = "MPI";
+static WEFT_TLS char        *err_reason;
+static WEFT_TLS int          err_has_reason;
+static WEFT_TLS weft_comm_t *err_comm;
 
 void weft_err_begin(const char *fname)
 {
-    err_fname     = fname;
-    err_reason[0] = '\0';
-    err_comm      = NULL;
+    err_fname      = fname;
+    err_has_reason = 0;
+    err_comm       = NULL;
 }
 
 int weft_error(int cls, const char *fmt, ...)
 {
     va_list ap;
 
-    if (err_reason[0] == '\0') { /* the first (innermost) reason wins */
-        va_start(ap, fmt);
-        vsnprintf(err_reason, sizeof(err_reason), fmt, ap);
-        va_end(ap);
+    if (err_has_reason) { /* the first (innermost) reason wins */
+        return cls;
     }
+    if (err_reason == NULL && (err_reason = malloc(REASON_LEN)) == NULL) {
+        return cls;
+    }
+    va_start(ap, fmt);
+    vsnprintf(err_reason, REASON_LEN, fmt, ap);
+    va_end(ap);
+    err_has_reason = 1;
     return cls;
 }
 
@@ -36,7 +50,7 @@ const char *weft_err_fname(void)
 
 const char *weft_err_reason(void)
 {
-    return err_reason;
+    return err_has_reason ? err_reason : "";
 }
 
 void weft_err_set_comm(weft_comm_t *comm)

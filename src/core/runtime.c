@@ -20,7 +20,7 @@
 
 weft_runtime_t  weft_runtime;
 pthread_mutex_t weft_big_lock = PTHREAD_MUTEX_INITIALIZER;
-__thread int    weft_cs_depth;
+__thread __attribute__((tls_model("initial-exec"))) int weft_cs_depth;
 
 #define WEFT_MAX_HOOKS 32
 static weft_progress_fn_t progress_hooks[WEFT_MAX_HOOKS];

@@ -43,7 +43,7 @@ int weft_runtime_finalize(void);
 
 /* Global critical section for MPI_THREAD_MULTIPLE (recursive per thread). */
 extern pthread_mutex_t weft_big_lock;
-extern __thread int    weft_cs_depth;
+extern __thread __attribute__((tls_model("initial-exec"))) int weft_cs_depth;
 static inline void weft_cs_enter(void)
 {
     if (__builtin_expect(weft_runtime.thread_multiple, 0) && weft_cs_depth++ == 0) {

@@ -167,6 +167,9 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
     if (shm.ring_cells < 64) {
         shm.ring_cells = 64;
     }
+    while (shm.ring_cells & (shm.ring_cells - 1)) { /* round up to a power of two */
+        shm.ring_cells += shm.ring_cells & -shm.ring_cells;
+    }
     shm.slot_bytes  = align_up(config->pipe_slot_bytes, WEFT_SHM_CELL);
     shm.slot_stride = shm.slot_bytes + sizeof(shm_slot_hdr_t);
     shm.slots       = config->pipe_slots > 0 ? config->pipe_slots : 1;
@@ -283,9 +286,10 @@ pid_t weft_shm_peer_pid(int peer)
     return shm.ctl[peer].pid;
 }
 
-static shm_hdr_t *cell_at(char *cells, uint64_t pos)
+static inline shm_hdr_t *cell_at(char *cells, uint64_t pos)
 {
-    return (shm_hdr_t *)(cells + (pos % shm.ring_cells) * WEFT_SHM_CELL);
+    /* ring_cells is a power of two (init rounds it up): mask, not divide */
+    return (shm_hdr_t *)(cells + (pos & (shm.ring_cells - 1)) * WEFT_SHM_CELL);
 }
 
 static int ring_room(shm_out_t *o, uint64_t need)
@@ -301,7 +305,7 @@ void *weft_shm_reserve(int peer, size_t len)
 {
     shm_out_t *o      = &shm.out[peer];
     uint32_t   ncells = (uint32_t)((WEFT_SHM_HDR_SIZE + len + WEFT_SHM_CELL - 1) / WEFT_SHM_CELL);
-    uint64_t   at_end = shm.ring_cells - o->wpos % shm.ring_cells;
+    uint64_t   at_end = shm.ring_cells - (o->wpos & (shm.ring_cells - 1));
 
     if (ncells > at_end) {
         /* Would wrap: mark the tail as skipped and start at cell 0. */
@@ -421,15 +425,20 @@ int weft_shm_poll(void)
 
     /* Drain each peer's ring up to a batch, starting after the peer served
      * first last time so no sender can starve the others. */
+    int peer = shm.poll_start;
     for (int i = 0; i < shm.n; i++) {
-        int peer = (shm.poll_start + i) % shm.n;
-        int got  = 0;
+        int got = 0;
         while (got < SHM_POLL_BATCH && poll_peer(peer)) {
             got++;
         }
         events += got;
+        if (++peer == shm.n) {
+            peer = 0;
+        }
     }
-    shm.poll_start = (shm.poll_start + 1) % (shm.n ? shm.n : 1);
+    if (++shm.poll_start >= shm.n) {
+        shm.poll_start = 0;
+    }
     return events;
 }
 
