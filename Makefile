@@ -22,6 +22,7 @@ build: configure
 install: build
 	@ninja -C $(BUILD) install >/dev/null
 	@cp $(BUILD)/STATUS.md docs/STATUS.md
+	@$(BUILD)/tools/weft-info --tunables --markdown > docs/tunables.md
 	@echo "weft: installed into $(PREFIX)"
 
 demo: install

@@ -50,7 +50,8 @@ int weft_err_dispatch_win(MPI_Win win, int rc);
 int weft_err_dispatch_file(MPI_File file, int rc);
 int weft_err_dispatch_session(MPI_Session session, int rc);
 
-/* Body of every not-yet-implemented function. */
+/* Record the not-implemented error for name; returns its code for the
+ * stub to hand to the error handler of the call's object. */
 int weft_api_unsupported(const char *name);
 
 #endif

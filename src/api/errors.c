@@ -33,12 +33,9 @@ int weft_err_not_ready(void)
 
 int weft_api_unsupported(const char *name)
 {
-    int rc;
-
     weft_err_begin(name);
-    rc = weft_error(MPI_ERR_UNSUPPORTED_OPERATION, "%s is not implemented in Weft %s yet "
-                    "(see docs/STATUS.md)", name, WEFT_VERSION_STRING);
-    return weft_err_dispatch_comm(MPI_COMM_SELF, rc);
+    return weft_error(MPI_ERR_UNSUPPORTED_OPERATION, "%s is not implemented in Weft %s yet "
+                      "(see docs/STATUS.md)", name, WEFT_VERSION_STRING);
 }
 
 static void format_message(int rc, char *buf, size_t len)

@@ -296,7 +296,7 @@ WEFT_API_ALIAS({name})
 STUB = """\
 WEFT_API {sig}
 {{
-{voids}    return weft_api_unsupported("{name}");
+{voids}    return {dispatch_open}weft_api_unsupported("{name}"){dispatch_close};
 }}
 WEFT_API_ALIAS({name})
 """
@@ -408,8 +408,19 @@ def main():
         elif is_implemented(f, funcs):
             body.append(gen_wrapper(f, funcs))
         else:
-            voids = "".join(f"    (void){p.name};\n" for p in f.params if p.name)
-            stub = STUB.format(sig=f.signature("PMPI_"), name=f.name, voids=voids)
+            # The error goes to the handler of the object the call names
+            # (its comm, win, file or session), as for implemented calls.
+            eo = error_object(f)
+            conv = None
+            if eo:
+                etype = next(p for p in f.params if p.name == eo).base_type
+                conv = {"MPI_Comm": "comm", "MPI_Win": "win", "MPI_File": "file",
+                        "MPI_Session": "session"}[etype]
+            voids = "".join(f"    (void){p.name};\n" for p in f.params if p.name and p.name != eo)
+            stub = STUB.format(sig=f.signature("PMPI_"), name=f.name, voids=voids,
+                               dispatch_open=f"weft_err_dispatch_{conv}({eo}, " if conv else
+                               "weft_err_dispatch_comm(MPI_COMM_SELF, ",
+                               dispatch_close=")")
             if f.ret != "int":
                 # The error goes through the handler; the value is only what
                 # a caller under MPI_ERRORS_RETURN gets back.
