@@ -119,6 +119,16 @@ static struct {
 
 static volatile uint64_t cma_probe_word;
 
+/* Full barrier between our store (message or sleeping flag) and our load of
+ * the other side's word (Dekker style). ThreadSanitizer does not model
+ * standalone fences, so there a locked read-modify-write plays the part. */
+#if defined(__SANITIZE_THREAD__)
+static uint32_t fence_word;
+#define SHM_FULL_FENCE() __atomic_fetch_add(&fence_word, 0, __ATOMIC_SEQ_CST)
+#else
+#define SHM_FULL_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
+
 static size_t align_up(size_t v, size_t a)
 {
     return (v + a - 1) / a * a;
@@ -133,7 +143,7 @@ static void wake_peer(int peer)
 {
     shm_rank_ctl_t *c = &shm.ctl[peer];
 
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    SHM_FULL_FENCE();
     if (__atomic_load_n(&c->sleeping, __ATOMIC_RELAXED)) {
         __atomic_fetch_add(&c->futex, 1, __ATOMIC_SEQ_CST);
         futex_op(&c->futex, FUTEX_WAKE, 1, NULL);
@@ -456,7 +466,7 @@ void weft_shm_sleep(long timeout_us)
     struct timespec ts = {timeout_us / 1000000, (timeout_us % 1000000) * 1000};
 
     __atomic_store_n(&c->sleeping, 1, __ATOMIC_SEQ_CST);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    SHM_FULL_FENCE();
     for (int p = 0; p < shm.n; p++) {
         if (ring_has_message(p)) {
             __atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);
