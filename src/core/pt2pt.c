@@ -47,7 +47,13 @@ typedef struct {
     uint64_t bytes;
     uint64_t addr;      /* data (iov_count == 0) or the sender's iovec array */
     uint64_t iov_count;
+    uint64_t coop;      /* cooperative-copy handle, 0 if none */
 } rts_t;
+
+/* Contiguous messages at least this large are copied by both sides at once
+ * (weft_shm_coop_*): the receiver pulls chunks while the sender pushes. */
+#define COOP_MIN_BYTES (256u << 10)
+#define COOP_SLOTS     8
 
 /* CTS payload. */
 typedef struct {
@@ -68,6 +74,8 @@ typedef struct {
     weft_request_t *pipe_send;               /* streaming through our slots */
     weft_request_t *pipe_recv;               /* draining its slots */
     weft_request_t *pipe_wait_head, *pipe_wait_tail; /* matched, waiting to CTS */
+    weft_request_t *coop_send[COOP_SLOTS];   /* our sends the peer is copying */
+    weft_request_t *coop_recv[COOP_SLOTS];   /* our receives from the peer */
 } peer_state_t;
 
 static struct {
@@ -350,6 +358,25 @@ static void cma_recv(int peer, weft_request_t *req, const rts_t *rts)
 /* A matched rendezvous: pull it (CMA) or ask for it (pipeline). */
 static void rndv_recv(int peer, weft_request_t *req, const rts_t *rts)
 {
+    if (rts->coop != 0) {
+        MPI_Count cap = req->count * req->datatype->size;
+        MPI_Count n   = (MPI_Count)rts->bytes < cap ? (MPI_Count)rts->bytes : cap;
+        if (req->datatype->is_contig && n > 0) {
+            int slot = (int)(rts->coop & 0xff) - 1;
+            weft_shm_coop_start(peer, rts->coop, (char *)req->buf + req->datatype->true_lb,
+                                (size_t)n);
+            req->proto[0] = rts->sreq;
+            req->proto[3] = rts->coop;
+            p2p.peers[peer].coop_recv[slot] = req;
+            p2p.pending++;
+            return;
+        }
+        /* Non-contiguous or empty receive: decline, pull it ourselves. */
+        weft_shm_coop_start(peer, rts->coop, NULL, 0);
+        weft_shm_coop_close(peer, rts->coop); /* the sender no longer touches it */
+        cma_recv(peer, req, rts);             /* pulls from rts->addr, sends FIN */
+        return;
+    }
     if (is_cma_size(rts->bytes)) {
         cma_recv(peer, req, rts);
         return;
@@ -382,7 +409,7 @@ void weft_pt2pt_recv_unexpected(weft_request_t *req, weft_unexp_t *u)
         weft_request_complete(req);
         break;
     case MSG_RTS: {
-        rts_t rts = {u->rts[0], u->rts[1], u->rts[2], u->rts[3]};
+        rts_t rts = {u->rts[0], u->rts[1], u->rts[2], u->rts[3], u->rts[4]};
         rndv_recv(u->peer, req, &rts);
         break;
     }
@@ -442,8 +469,13 @@ static void on_message(int peer, const weft_shm_msg_t *m)
     case MSG_FIN: {
         uint64_t sreq;
         memcpy(&sreq, m->payload, sizeof(sreq));
+        weft_request_t *r = (weft_request_t *)(uintptr_t)sreq;
+        if (r->proto[3] != 0) { /* a cooperative copy: stop helping */
+            p2p.peers[peer].coop_send[(r->proto[3] & 0xff) - 1] = NULL;
+            p2p.pending--;
+        }
         p2p.sends_out--;
-        weft_request_complete((weft_request_t *)(uintptr_t)sreq);
+        weft_request_complete(r);
         break;
     }
     default:
@@ -473,10 +505,14 @@ static int send_try(int peer, weft_request_t *req)
         weft_request_complete(req);
         return 0;
     }
-    rts_t rts = {(uint64_t)(uintptr_t)req, (uint64_t)req->bytes, 0, 0};
+    rts_t rts = {(uint64_t)(uintptr_t)req, (uint64_t)req->bytes, 0, 0, 0};
     if (is_cma_size((uint64_t)req->bytes)) {
         if (req->datatype->is_contig) {
             rts.addr = (uint64_t)(uintptr_t)((const char *)req->buf + req->datatype->true_lb);
+            if ((size_t)req->bytes >= COOP_MIN_BYTES) {
+                rts.coop = weft_shm_coop_open(peer, (const void *)(uintptr_t)rts.addr,
+                                              (size_t)req->bytes);
+            }
         } else if (req->iov != NULL || req->pack_buf != NULL) {
             rts.addr      = req->iov ? (uint64_t)(uintptr_t)req->iov : (uint64_t)(uintptr_t)req->pack_buf;
             rts.iov_count = req->iov ? (uint64_t)req->iov_count : 0;
@@ -500,7 +536,15 @@ static int send_try(int peer, weft_request_t *req)
     }
     if (weft_shm_send(peer, MSG_RTS, req->tag, req->context, req->status.MPI_SOURCE, &rts,
                       sizeof(rts)) != 0) {
+        if (rts.coop) { /* retried later: give the slot back until then */
+            weft_shm_coop_cancel(peer, rts.coop);
+        }
         return -1;
+    }
+    if (rts.coop) {
+        req->proto[3] = rts.coop;
+        p2p.peers[peer].coop_send[(rts.coop & 0xff) - 1] = req;
+        p2p.pending++;
     }
     p2p.sends_out++;
     return 0;
@@ -785,6 +829,28 @@ int weft_pt2pt_progress(void)
             req->next = NULL;
             p2p.pending--;
             events++;
+        }
+        for (int k = 0; k < COOP_SLOTS; k++) {
+            if (ps->coop_send[k]) {
+                weft_shm_coop_work(peer, ps->coop_send[k]->proto[3], 1);
+            }
+            weft_request_t *rr = ps->coop_recv[k];
+            if (rr) {
+                int done = weft_shm_coop_work(peer, rr->proto[3], 0);
+                if (done != 0) {
+                    if (done < 0) {
+                        weft_log_error("cooperative copy from local rank %d failed: %s", peer,
+                                       strerror(errno));
+                        rr->status.MPI_ERROR = MPI_ERR_OTHER;
+                    }
+                    ps->coop_recv[k] = NULL;
+                    p2p.pending--;
+                    weft_shm_coop_close(peer, rr->proto[3]);
+                    ctrl_send(peer, MSG_FIN, rr->proto[0], 0);
+                    weft_request_complete(rr);
+                    events++;
+                }
+            }
         }
         if (ps->pipe_send) {
             events += pipe_send_progress(peer, ps);

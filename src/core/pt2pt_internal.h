@@ -25,7 +25,7 @@ typedef struct weft_unexp {
     int                peer;     /* local index of the sender */
     MPI_Count          bytes;    /* message size */
     void              *data;     /* eager payload (inline or malloc'd) */
-    uint64_t           rts[4];   /* rendezvous descriptor */
+    uint64_t           rts[5];   /* rendezvous descriptor */
     weft_request_t    *self_sreq; /* self-send waiting for its match */
     char               inline_data[48];
 } weft_unexp_t;

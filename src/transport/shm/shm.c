@@ -78,6 +78,24 @@ typedef struct {
     char     pad[WEFT_SHM_CELL - 8];
 } shm_slot_hdr_t;
 
+/* Cooperative-copy control block of one ordered pair (sender -> receiver).
+ * The sender owns it from open until the receiver's close. */
+#define SHM_COOP_SLOTS 8
+#define SHM_COOP_CHUNK (128u << 10)
+enum { COOP_FREE = 0, COOP_OPEN, COOP_ACTIVE, COOP_DECLINED };
+typedef struct {
+    uint32_t state;
+    uint32_t gen;      /* bumped at every open: tells reuses apart */
+    uint32_t nchunks;
+    uint32_t pad0;
+    uint64_t bytes;
+    uint64_t src, dst;
+    char     pad1[WEFT_SHM_CELL - 40];
+    uint32_t next;     /* next chunk to claim (both sides, atomic) */
+    uint32_t done;     /* chunks copied */
+    char     pad2[WEFT_SHM_CELL - 8];
+} shm_coop_t;
+
 typedef struct {
     char    *cells;     /* ring cells to this peer */
     shm_ring_ctl_t *ctl;
@@ -87,6 +105,7 @@ typedef struct {
     uint32_t reserved_cells;
     char    *pipe;      /* slots me -> peer */
     uint64_t pipe_w;
+    shm_coop_t *coop;   /* SHM_COOP_SLOTS blocks me -> peer */
 } shm_out_t;
 
 typedef struct {
@@ -95,6 +114,7 @@ typedef struct {
     uint64_t rpos;
     char    *pipe;      /* slots peer -> me */
     uint64_t pipe_r;
+    shm_coop_t *coop;   /* SHM_COOP_SLOTS blocks peer -> me */
 } shm_in_t;
 
 static struct {
@@ -167,7 +187,7 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
                   weft_shm_handler_fn_t handler)
 {
     char   name[512];
-    size_t ring_stride, pipe_stride, off_rings, off_pipes;
+    size_t ring_stride, pipe_stride, off_rings, off_pipes, off_coop, coop_stride;
     int    fd = -1;
 
     shm.me          = pmi->local_rank;
@@ -194,7 +214,9 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
     off_rings       = align_up(sizeof(shm_rank_ctl_t) * (size_t)shm.n + sizeof(shm_bell_t) * (size_t)shm.n,
                                4096);
     off_pipes       = off_rings + ring_stride * (size_t)shm.n * (size_t)shm.n;
-    shm.bytes       = align_up(off_pipes + pipe_stride * (size_t)shm.n * (size_t)shm.n, 4096);
+    coop_stride     = sizeof(shm_coop_t) * SHM_COOP_SLOTS;
+    off_coop        = align_up(off_pipes + pipe_stride * (size_t)shm.n * (size_t)shm.n, 4096);
+    shm.bytes       = align_up(off_coop + coop_stride * (size_t)shm.n * (size_t)shm.n, 4096);
 
     snprintf(name, sizeof(name), "/weft-%s-%d-shm", jobid, pmi->node_id);
     for (char *p = name + 1; *p; p++) {
@@ -247,6 +269,10 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
         shm.in[p].cells  = from + sizeof(shm_ring_ctl_t);
         shm.out[p].pipe  = (char *)shm.base + off_pipes + pipe_stride * ((size_t)shm.me * shm.n + p);
         shm.in[p].pipe   = (char *)shm.base + off_pipes + pipe_stride * ((size_t)p * shm.n + shm.me);
+        shm.out[p].coop  = (shm_coop_t *)((char *)shm.base + off_coop +
+                                          coop_stride * ((size_t)shm.me * shm.n + p));
+        shm.in[p].coop   = (shm_coop_t *)((char *)shm.base + off_coop +
+                                          coop_stride * ((size_t)p * shm.n + shm.me));
     }
     cma_probe_word             = 0x5765667400000000ull | (uint32_t)getpid();
     shm.ctl[shm.me].pid        = (int32_t)getpid();
@@ -604,4 +630,114 @@ void weft_shm_pipe_release(int peer)
     if (shm.wake_on_send) {
         wake_peer(peer);
     }
+}
+
+/* ---- cooperative copy -------------------------------------------------- */
+
+static shm_coop_t *coop_slot(shm_coop_t *base, uint64_t handle, uint32_t *gen_p)
+{
+    *gen_p = (uint32_t)(handle >> 8);
+    return &base[(handle & 0xff) - 1];
+}
+
+uint64_t weft_shm_coop_open(int peer, const void *src, size_t bytes)
+{
+    for (int i = 0; i < SHM_COOP_SLOTS; i++) {
+        shm_coop_t *c = &shm.out[peer].coop[i];
+        if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != COOP_FREE) {
+            continue;
+        }
+        c->gen++;
+        c->src     = (uint64_t)(uintptr_t)src;
+        c->bytes   = bytes;
+        c->next    = 0;
+        c->done    = 0;
+        c->nchunks = 0;
+        __atomic_store_n(&c->state, COOP_OPEN, __ATOMIC_RELEASE);
+        return ((uint64_t)c->gen << 8) | (uint64_t)(i + 1);
+    }
+    return 0;
+}
+
+void weft_shm_coop_start(int sender, uint64_t handle, void *dst, size_t bytes)
+{
+    uint32_t    gen;
+    shm_coop_t *c = coop_slot(shm.in[sender].coop, handle, &gen);
+
+    if (dst == NULL || bytes == 0) {
+        __atomic_store_n(&c->state, COOP_DECLINED, __ATOMIC_RELEASE);
+        return;
+    }
+    c->dst     = (uint64_t)(uintptr_t)dst;
+    c->bytes   = bytes;
+    c->nchunks = (uint32_t)((bytes + SHM_COOP_CHUNK - 1) / SHM_COOP_CHUNK);
+    __atomic_store_n(&c->state, COOP_ACTIVE, __ATOMIC_RELEASE);
+}
+
+/* Copy one chunk: the receiver pulls, the sender pushes. */
+static int coop_copy(int peer, shm_coop_t *c, uint32_t k, int i_am_sender)
+{
+    size_t       off = (size_t)k * SHM_COOP_CHUNK;
+    size_t       len = c->bytes - off < SHM_COOP_CHUNK ? c->bytes - off : SHM_COOP_CHUNK;
+    struct iovec src = {(char *)(uintptr_t)c->src + off, len};
+    struct iovec dst = {(char *)(uintptr_t)c->dst + off, len};
+
+    while (len > 0) {
+        ssize_t got = i_am_sender
+                          ? process_vm_writev(shm.ctl[peer].pid, &src, 1, &dst, 1, 0)
+                          : process_vm_readv(shm.ctl[peer].pid, &dst, 1, &src, 1, 0);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            return -1;
+        }
+        len -= (size_t)got;
+        src.iov_base = (char *)src.iov_base + got;
+        src.iov_len -= (size_t)got;
+        dst.iov_base = (char *)dst.iov_base + got;
+        dst.iov_len -= (size_t)got;
+    }
+    return 0;
+}
+
+int weft_shm_coop_work(int peer, uint64_t handle, int i_am_sender)
+{
+    uint32_t    gen;
+    shm_coop_t *c = coop_slot(i_am_sender ? shm.out[peer].coop : shm.in[peer].coop, handle, &gen);
+    uint32_t    state = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+
+    if (c->gen != gen || state == COOP_DECLINED) {
+        return i_am_sender ? 0 : 1; /* not ours to help with any more */
+    }
+    if (state != COOP_ACTIVE) {
+        return 0;
+    }
+    for (;;) {
+        uint32_t k = __atomic_fetch_add(&c->next, 1, __ATOMIC_ACQ_REL);
+        if (k >= c->nchunks) {
+            break;
+        }
+        if (coop_copy(peer, c, k, i_am_sender) != 0) {
+            return -1;
+        }
+        __atomic_fetch_add(&c->done, 1, __ATOMIC_RELEASE);
+    }
+    return __atomic_load_n(&c->done, __ATOMIC_ACQUIRE) == c->nchunks;
+}
+
+void weft_shm_coop_close(int sender, uint64_t handle)
+{
+    uint32_t    gen;
+    shm_coop_t *c = coop_slot(shm.in[sender].coop, handle, &gen);
+
+    __atomic_store_n(&c->state, COOP_FREE, __ATOMIC_RELEASE);
+}
+
+void weft_shm_coop_cancel(int peer, uint64_t handle)
+{
+    uint32_t    gen;
+    shm_coop_t *c = coop_slot(shm.out[peer].coop, handle, &gen);
+
+    __atomic_store_n(&c->state, COOP_FREE, __ATOMIC_RELEASE);
 }

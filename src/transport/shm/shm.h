@@ -89,6 +89,23 @@ void        weft_shm_pipe_publish(int peer, size_t len);
 const void *weft_shm_pipe_peek(int peer, size_t *len_p);
 void        weft_shm_pipe_release(int peer);
 
+/* Cooperative single copy of one large contiguous message: sender and
+ * receiver both claim chunks from a shared counter and copy them with
+ * process_vm_writev / process_vm_readv, so both cores move data at once.
+ * Sender: coop_open publishes the source and returns a handle (slot id and
+ * generation, > 0) or 0 when no slot is free. Receiver, once matched:
+ * coop_start names the destination and the byte count (<= the sent bytes;
+ * 0 bytes or dst NULL declines: the sender then stops helping and waits for
+ * the ordinary completion message). Both: coop_work copies claimed chunks
+ * and returns 1 once every chunk is done (-1 on a copy error). The receiver
+ * then calls coop_close to free the slot. */
+uint64_t weft_shm_coop_open(int peer, const void *src, size_t bytes);
+void     weft_shm_coop_start(int sender, uint64_t handle, void *dst, size_t bytes);
+int      weft_shm_coop_work(int peer, uint64_t handle, int i_am_sender);
+void     weft_shm_coop_close(int sender, uint64_t handle);
+/* Sender: give back a slot whose handle never reached the receiver. */
+void     weft_shm_coop_cancel(int peer, uint64_t handle);
+
 /* Blocking wait support: sleep until a peer sends to us or timeout_us
  * passes, unless a message is already waiting. */
 void weft_shm_sleep(long timeout_us);
