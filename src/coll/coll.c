@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "coll/coll_internal.h"
-#include "core/comm_internal.h"
+#include "core/comm.h"
 #include "core/errors.h"
 #include "core/group.h"
 #include "core/runtime.h"
@@ -393,6 +393,16 @@ static const char **const force_tunable[WEFT_COLL_COUNT] = {
     [WEFT_COLL_EXSCAN]               = &weft_tunables.EXSCAN_ALGORITHM,
 };
 
+static const char *upper(const char *s, char *buf, size_t n)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++) {
+        buf[i] = (char)toupper((unsigned char)s[i]);
+    }
+    buf[i] = '\0';
+    return buf;
+}
+
 static int      forced[WEFT_COLL_COUNT][2]; /* alg id + 1, 0 = none */
 static int      warned[WEFT_ALG_COUNT];
 static unsigned long long alg_calls[WEFT_ALG_COUNT];
@@ -436,8 +446,9 @@ static void module_init(void)
         forced[c][0] = intra + 1;
         forced[c][1] = inter + 1;
         if (intra < 0 && inter < 0 && weft_runtime.pmi.rank == 0) {
+            char u[64];
             weft_log_warn("WEFT_%s_ALGORITHM=%s: no such algorithm; using the selection rules",
-                          weft_coll_names[c], v);
+                          upper(weft_coll_names[c], u, sizeof(u)), v);
         }
     }
     if (file && file[0]) {
@@ -631,8 +642,9 @@ static int pick(const weft_coll_args_t *a)
         }
         if (!warned[f] && weft_runtime.pmi.rank == 0) {
             warned[f] = 1;
+            char u[64];
             weft_log_warn("WEFT_%s_ALGORITHM=%s does not apply to this call (restrictions); "
-                          "using the selection rules", weft_coll_names[a->coll],
+                          "using the selection rules", upper(weft_coll_names[a->coll], u, sizeof(u)),
                           weft_coll_algs[f].name);
         }
     }

@@ -111,11 +111,12 @@ static int pers_outer_progress(weft_request_t *req)
 
 static void pers_outer_free(weft_request_t *req)
 {
-    pers_t *p = req->state ? ((weft_request_t *)req->state)->state : NULL;
+    pers_t *p = req->greq_extra; /* the request layer may have cleared state */
     if (p == NULL) {
         return;
     }
-    req->state = NULL;
+    req->state      = NULL;
+    req->greq_extra = NULL;
     weft_request_t *t = p->inner;
     p->closing        = 1;
     if (t->hdr.magic == WEFT_MAGIC(WEFT_KIND_REQUEST) && (!p->started || weft_request_is_complete(t))) {
@@ -183,6 +184,7 @@ static int run(weft_coll_args_t *a, int mode, MPI_Request *request)
     r->state      = p->inner;
     r->progress   = pers_outer_progress;
     r->on_free    = pers_outer_free;
+    r->greq_extra = p; /* unused by WEFT_REQ_COLL requests otherwise */
     *request = (MPI_Request)r;
     return MPI_SUCCESS;
 }

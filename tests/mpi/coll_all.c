@@ -19,6 +19,7 @@ static MPI_Datatype vec;      /* 2 ints at offsets 0 and 3, extent 4 ints */
 static MPI_Datatype affine_t; /* 2 unsigned */
 static MPI_Op       affine_op;
 static const char  *modes = "bnp";
+static int          trace;
 #define SENT (-77)
 
 typedef struct {
@@ -79,6 +80,9 @@ static int check(const char *what, const dtype_t *t, long n, const int *got, con
 #define RUN(_m, _blocking, _nb, _init)                                                     \
     do {                                                                                   \
         MPI_Request _r;                                                                    \
+        if (trace) {                                                                       \
+            fprintf(stderr, "[%d] %c %s:%d n=%ld\n", rank, (_m), __func__, __LINE__, (long)n);           \
+        }                                                                                  \
         if ((_m) == 'b') {                                                                 \
             CHECK_OK(_blocking);                                                           \
         } else if ((_m) == 'n') {                                                          \
@@ -571,6 +575,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    trace = getenv("COLL_ALL_TRACE") != NULL;
     if (argc > 2) {
         modes = argv[2];
     }

@@ -50,6 +50,9 @@ struct weft_sched {
     int              nsteps, cap;
     int              pos;        /* next step to start */
     int              started, done;
+    int              busy;       /* inside advance: point-to-point calls may
+                                    run progress hooks, which must not
+                                    re-enter this schedule */
     int              rc;
     chan_t           chans[MAX_CHANS];
     int              nchans;
@@ -415,12 +418,25 @@ static int stage_start(weft_sched_t *s)
     return MPI_SUCCESS;
 }
 
+static int advance(weft_sched_t *s, int *rc_p);
+
 int weft_sched_advance(weft_sched_t *s, int *rc_p)
 {
     if (s->done) {
         *rc_p = s->rc;
         return 1;
     }
+    if (s->busy) {
+        return 0;
+    }
+    s->busy = 1;
+    int r   = advance(s, rc_p);
+    s->busy = 0;
+    return r;
+}
+
+static int advance(weft_sched_t *s, int *rc_p)
+{
     for (;;) {
         for (int i = 0; i < s->npending; i++) {
             if (!weft_request_is_complete(s->pending[i])) {
@@ -487,8 +503,14 @@ static void finish(weft_sched_t *s, int rc)
 
 static int active_progress(void)
 {
+    static int     running;
     weft_sched_t **link = &active;
     int            n    = 0;
+
+    if (running) { /* a transfer posted below ran the progress hooks */
+        return 0;
+    }
+    running = 1;
 
     while (*link) {
         weft_sched_t *s = *link;
@@ -502,6 +524,7 @@ static int active_progress(void)
             link = &s->next;
         }
     }
+    running = 0;
     return n;
 }
 
