@@ -8,9 +8,14 @@
  * cells. A message occupies consecutive cells and never wraps: when it would
  * not fit before the end, the sender writes a SKIP marker and starts over at
  * cell 0. A message is visible when its header's seq word equals its cell
- * position + 1 (written last, with release ordering); the receiver always
- * knows where the next header is, so stale laps can never be mistaken for
- * new messages.
+ * position + 1 (written last, with release ordering). The receiver always
+ * knows where the next header is; what it must never see there is a stale
+ * word from an earlier lap, and since earlier laps put *payload* (user data)
+ * in that cell, any value could be there. So before publishing a message the
+ * sender poisons the seq word of the cell right after it with a value that
+ * cannot be expected at that position (the expected value with its top bit
+ * flipped): the receiver's next header position holds either poison or the
+ * real header.
  */
 #include "transport/shm/shm.h"
 
@@ -337,22 +342,33 @@ static int ring_room(shm_out_t *o, uint64_t need)
     return shm.ring_cells - (o->wpos - o->consumed) >= need;
 }
 
+/* Make the header word at position pos impossible to mistake for a message
+ * until the sender writes one there (ordered before the publish that follows
+ * by that publish's release store). */
+static inline void poison(shm_out_t *o, uint64_t pos)
+{
+    __atomic_store_n(&cell_at(o->cells, pos)->seq, (uint32_t)(pos + 1) ^ 0x80000000u,
+                     __ATOMIC_RELAXED);
+}
+
 void *weft_shm_reserve(int peer, size_t len)
 {
     shm_out_t *o      = &shm.out[peer];
     uint32_t   ncells = (uint32_t)((WEFT_SHM_HDR_SIZE + len + WEFT_SHM_CELL - 1) / WEFT_SHM_CELL);
     uint64_t   at_end = shm.ring_cells - (o->wpos & (shm.ring_cells - 1));
 
+    /* One cell more than the message: the poisoned next header (see top). */
     if (ncells > at_end) {
         /* Would wrap: mark the tail as skipped and start at cell 0. */
-        if (!ring_room(o, at_end + ncells)) {
+        if (!ring_room(o, at_end + ncells + 1)) {
             return NULL;
         }
         shm_hdr_t *skip = cell_at(o->cells, o->wpos);
         skip->len_type  = (SHM_TYPE_SKIP << 24) | (uint32_t)at_end;
+        poison(o, o->wpos + at_end);
         __atomic_store_n(&skip->seq, (uint32_t)(o->wpos + 1), __ATOMIC_RELEASE);
         o->wpos += at_end;
-    } else if (!ring_room(o, ncells)) {
+    } else if (!ring_room(o, ncells + 1)) {
         return NULL;
     }
     o->reserved       = (char *)cell_at(o->cells, o->wpos);
@@ -370,6 +386,7 @@ void weft_shm_commit(int peer, uint8_t type, int32_t tag, uint32_t context, int3
     h->tag      = tag;
     h->context  = context;
     h->src      = src;
+    poison(o, o->wpos + o->reserved_cells);
     __atomic_store_n(&h->seq, (uint32_t)(o->wpos + 1), __ATOMIC_RELEASE);
     o->wpos += o->reserved_cells;
     if (shm.use_bells) {
