@@ -592,6 +592,12 @@ static int start_one(MPI_Request h, const char *arg)
             return weft_error(MPI_ERR_INTERN, "persistent collective without a schedule");
         }
         r->active = 1;
+        /* One push now starts the schedule, so it progresses from MPI_Start
+         * on (overlap), not from the first Wait/Test. */
+        weft_request_t *t = r->state;
+        if (t != NULL && t->progress != NULL) {
+            t->progress(t);
+        }
         return MPI_SUCCESS;
     }
     if (r->kind == WEFT_REQ_RECV) {

@@ -375,6 +375,23 @@ static void mp_check_exe(const char *path, const char *name)
     }
 }
 
+/* Absolute form of path without resolving symlinks: a venv's bin/python is a
+ * symlink, and following it would start the base interpreter outside the
+ * venv (as would happen to any program that looks at its own path). */
+static void mp_absolute(const char *path, char *out, size_t len)
+{
+    char cwd[PATH_MAX];
+
+    if (path[0] == '/' || getcwd(cwd, sizeof(cwd)) == NULL) {
+        snprintf(out, len, "%s", path);
+        return;
+    }
+    const char *rel = path[0] == '.' && path[1] == '/' ? path + 2 : path;
+    if ((size_t)snprintf(out, len, "%s/%s", cwd, rel) >= len) {
+        mp_die(127, "program path '%s' is too long", path);
+    }
+}
+
 static void mp_resolve_program(void)
 {
     const char *name = mp.prog_argv[0];
@@ -384,9 +401,7 @@ static void mp_resolve_program(void)
     }
     if (strchr(name, '/') != NULL) {
         mp_check_exe(name, name);
-        if (realpath(name, mp.prog_path) == NULL) {
-            mp_die(127, "program '%s' not found", name);
-        }
+        mp_absolute(name, mp.prog_path, sizeof(mp.prog_path));
         return;
     }
     const char *p = mp_rank_path();
@@ -398,9 +413,7 @@ static void mp_resolve_program(void)
 
         snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, n ? p : ".", name);
         if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
-            if (realpath(cand, mp.prog_path) == NULL) {
-                snprintf(mp.prog_path, sizeof(mp.prog_path), "%s", cand);
-            }
+            mp_absolute(cand, mp.prog_path, sizeof(mp.prog_path));
             return;
         }
         p = colon ? colon + 1 : NULL;
