@@ -16,6 +16,7 @@
  * started collective moves whenever the application is inside any MPI call,
  * not only in Wait/Test on its own request.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,9 +129,37 @@ static void scratch_put(void *p, size_t size)
 
 weft_datatype_t *weft_coll_byte;
 
+/* Finished schedules are kept (with their pending/scratch arrays) for the
+ * next call: a small blocking collective then allocates nothing. */
+#define SCHED_POOL_MAX 4
+static weft_sched_t *sched_pool;
+static int           sched_pool_n;
+
+static weft_sched_t *sched_alloc(void)
+{
+    weft_sched_t *s = sched_pool;
+
+    if (s == NULL) {
+        return calloc(1, sizeof(*s));
+    }
+    sched_pool = s->next;
+    sched_pool_n--;
+    weft_request_t **pending   = s->pending;
+    void           **bufs      = s->bufs;
+    size_t          *buf_sizes = s->buf_sizes;
+    int              pcap = s->pcap, bcap = s->bcap;
+    memset(s, 0, offsetof(weft_sched_t, inline_steps));
+    s->pending   = pending;
+    s->pcap      = pcap;
+    s->bufs      = bufs;
+    s->buf_sizes = buf_sizes;
+    s->bcap      = bcap;
+    return s;
+}
+
 weft_sched_t *weft_sched_new(weft_comm_t *comm)
 {
-    weft_sched_t *s = calloc(1, sizeof(*s));
+    weft_sched_t *s = sched_alloc();
     if (s == NULL) {
         return NULL;
     }
@@ -170,6 +199,12 @@ void weft_sched_free(weft_sched_t *s)
     }
     if (s->steps != s->inline_steps) {
         free(s->steps);
+    }
+    if (sched_pool_n < SCHED_POOL_MAX) {
+        s->next    = sched_pool;
+        sched_pool = s;
+        sched_pool_n++;
+        return;
     }
     free(s->pending);
     free(s->bufs);
