@@ -52,7 +52,9 @@ static inline void weft_object_init(weft_object_t *obj, weft_kind_t kind, uintpt
 
 static inline int weft_object_valid(const void *obj, weft_kind_t kind)
 {
-    return obj != NULL && ((const weft_object_t *)obj)->magic == WEFT_MAGIC(kind);
+    /* Small values are predefined handles (of any kind), never objects. */
+    return (uintptr_t)obj >= WEFT_BUILTIN_HANDLE_LIMIT &&
+           ((const weft_object_t *)obj)->magic == WEFT_MAGIC(kind);
 }
 
 /* Handle value of an object: builtin constant or the pointer itself. */

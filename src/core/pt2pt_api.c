@@ -973,6 +973,8 @@ int weft_request_free_impl(MPI_Request *request)
         weft_request_free(r);
     } else if (weft_request_is_complete(r)) {
         weft_request_free(r);
+    } else if (r->kind == WEFT_REQ_GREQ) {
+        r->freed = 1; /* MPI_Grequest_complete frees it (and calls free_fn) */
     } else {
         zombie_add(r);
     }
@@ -1267,6 +1269,13 @@ int weft_status_get_tag_impl(const MPI_Status *status, int *tag)
 
 /* ---- generalized requests ---------------------------------------------- */
 
+static void greq_on_free(weft_request_t *r)
+{
+    if (r->greq_free) {
+        ((MPI_Grequest_free_function *)r->greq_free)(r->greq_extra);
+    }
+}
+
 int weft_grequest_start_impl(MPI_Grequest_query_function *query_fn,
                              MPI_Grequest_free_function *free_fn,
                              MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
@@ -1281,18 +1290,12 @@ int weft_grequest_start_impl(MPI_Grequest_query_function *query_fn,
     r->greq_free   = (void *)free_fn;
     r->greq_cancel = (void *)cancel_fn;
     r->greq_extra  = extra_state;
+    r->on_free     = greq_on_free; /* free_fn runs whenever the request goes */
     r->comm        = &weft_comm_self;
     weft_comm_retain(r->comm);
     status_empty(&r->status);
     *request = (MPI_Request)r;
     return MPI_SUCCESS;
-}
-
-static void greq_on_free(weft_request_t *r)
-{
-    if (r->greq_free) {
-        ((MPI_Grequest_free_function *)r->greq_free)(r->greq_extra);
-    }
 }
 
 int weft_grequest_complete_impl(MPI_Request request)
@@ -1302,8 +1305,10 @@ int weft_grequest_complete_impl(MPI_Request request)
     if (r == NULL || r->kind != WEFT_REQ_GREQ) {
         return weft_error(MPI_ERR_REQUEST, "argument request: not a generalized request");
     }
-    r->on_free = greq_on_free;
     weft_request_complete(r);
+    if (r->freed) { /* MPI_Request_free came first: free_fn runs now */
+        weft_request_free(r);
+    }
     return MPI_SUCCESS;
 }
 
