@@ -597,25 +597,41 @@ static int peer_of(weft_comm_t *comm, int rank, int *peer_p)
     return MPI_SUCCESS;
 }
 
-int weft_isend(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
-               weft_comm_t *comm, unsigned ctx_offset, weft_send_mode_t mode,
-               weft_request_t **req_p)
+/* A request of kind on comm for dt, holding references to both; one whose
+ * peer is MPI_PROC_NULL is complete at once with the empty status. NULL when
+ * out of memory. */
+static weft_request_t *p2p_request_new(weft_req_kind_t kind, weft_comm_t *comm,
+                                       weft_datatype_t *dt, int peer)
 {
-    weft_request_t *req = weft_request_alloc(WEFT_REQ_SEND);
-    int             peer = -1, rc;
+    weft_request_t *req = weft_request_alloc(kind);
 
     if (req == NULL) {
-        return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
+        return NULL;
     }
     req->comm = comm;
     weft_comm_retain(comm);
     req->datatype = dt;
     weft_datatype_retain(dt);
-    *req_p = req;
-    if (dest == MPI_PROC_NULL) {
+    if (peer == MPI_PROC_NULL) {
         req->status.MPI_SOURCE = MPI_PROC_NULL;
         req->status.MPI_TAG    = MPI_ANY_TAG;
         weft_request_complete(req);
+    }
+    return req;
+}
+
+int weft_isend(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
+               weft_comm_t *comm, unsigned ctx_offset, weft_send_mode_t mode,
+               weft_request_t **req_p)
+{
+    weft_request_t *req = p2p_request_new(WEFT_REQ_SEND, comm, dt, dest);
+    int             peer = -1, rc;
+
+    if (req == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
+    }
+    *req_p = req;
+    if (dest == MPI_PROC_NULL) {
         return MPI_SUCCESS;
     }
     req->buf               = (void *)buf;
@@ -646,21 +662,14 @@ int weft_isend(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, 
 int weft_irecv(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int tag,
                weft_comm_t *comm, unsigned ctx_offset, weft_request_t **req_p)
 {
-    weft_request_t *req = weft_request_alloc(WEFT_REQ_RECV);
+    weft_request_t *req = p2p_request_new(WEFT_REQ_RECV, comm, dt, source);
     weft_unexp_t   *u;
 
     if (req == NULL) {
         return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
     }
-    req->comm = comm;
-    weft_comm_retain(comm);
-    req->datatype = dt;
-    weft_datatype_retain(dt);
     *req_p = req;
     if (source == MPI_PROC_NULL) {
-        req->status.MPI_SOURCE = MPI_PROC_NULL;
-        req->status.MPI_TAG    = MPI_ANY_TAG;
-        weft_request_complete(req);
         return MPI_SUCCESS;
     }
     req->buf     = buf;
