@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 {
     int    rank, size;
     size_t max = argc > 1 ? (size_t)strtoull(argv[1], NULL, 0) : (1u << 20);
-    size_t eager = 16384;
+    size_t eager = 8192; /* WEFT_SMP_EAGERSIZE default */
     const char *e = getenv("WEFT_SMP_EAGERSIZE");
     if (e) {
         eager = (size_t)strtoull(e, NULL, 0);
