@@ -770,7 +770,8 @@ int weft_comm_get_name_impl(weft_comm_t *comm, char *comm_name, int *resultlen)
     if (comm_name == NULL) {
         return weft_comm_arg_error(MPI_ERR_ARG, "comm_name", "NULL pointer");
     }
-    snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", comm->name);
+    /* MPI_COMM_NULL has a name too (mpi4py, MPICH and Open MPI agree). */
+    snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", comm ? comm->name : "MPI_COMM_NULL");
     *resultlen = (int)strlen(comm_name);
     return MPI_SUCCESS;
 }

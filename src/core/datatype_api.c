@@ -648,8 +648,9 @@ int weft_type_free_impl(MPI_Datatype *datatype)
 
 int weft_type_get_name_impl(weft_datatype_t *datatype, char *type_name, int *resultlen)
 {
-    size_t n = strnlen(datatype->name, MPI_MAX_OBJECT_NAME - 1);
-    memcpy(type_name, datatype->name, n);
+    const char *name = datatype ? datatype->name : "MPI_DATATYPE_NULL";
+    size_t      n    = strnlen(name, MPI_MAX_OBJECT_NAME - 1);
+    memcpy(type_name, name, n);
     type_name[n] = '\0';
     *resultlen   = (int)n;
     return MPI_SUCCESS;

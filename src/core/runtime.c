@@ -76,6 +76,17 @@ void weft_runtime_abort(int code, const char *msg)
 
 int weft_api_arg_check = 1; /* read by the generated entry points (api.h) */
 
+/* A process that ends after MPI_Finalize while an MPI session is still open
+ * (the world model is done, the core stayed up for the session) has still
+ * finished its MPI part: tell the launcher, or it reports a rank that
+ * exited without finalizing. */
+static void runtime_at_exit(void)
+{
+    if (weft_runtime.core_up && weft_runtime.state == WEFT_STATE_FINALIZED) {
+        weft_pmi_finalize();
+    }
+}
+
 int weft_runtime_init(int required, int *provided)
 {
     char        errbuf[512];
@@ -139,6 +150,7 @@ int weft_runtime_init(int required, int *provided)
     }
     weft_runtime.state   = WEFT_STATE_INITIALIZED;
     weft_runtime.core_up = 1;
+    atexit(runtime_at_exit);
     /* Turn the lock on last: init itself runs single-threaded. */
     weft_runtime.thread_multiple = weft_runtime.thread_level == MPI_THREAD_MULTIPLE;
     if (provided) {
