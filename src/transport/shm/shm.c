@@ -495,13 +495,6 @@ int weft_shm_poll(void)
     return events;
 }
 
-int weft_shm_ready(int peer)
-{
-    shm_in_t  *in = &shm.in[peer];
-    shm_hdr_t *h  = cell_at(in->cells, in->rpos);
-    return __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE) == (uint32_t)(in->rpos + 1);
-}
-
 static int ring_has_message(int peer)
 {
     shm_in_t  *in = &shm.in[peer];

@@ -70,9 +70,6 @@ void weft_shm_commit(int peer, uint8_t type, int32_t tag, uint32_t context, int3
 int weft_shm_send(int peer, uint8_t type, int32_t tag, uint32_t context, int32_t src,
                   const void *payload, size_t len);
 
-/* A message from peer is waiting at the head of its ring (one load). */
-int weft_shm_ready(int peer);
-
 /* Handle arriving messages (at most a bounded batch). Returns the count. */
 int weft_shm_poll(void);
 
