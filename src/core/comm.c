@@ -546,6 +546,27 @@ static int split_unguided(weft_comm_t *comm, int key, weft_comm_t **new_p)
     return rc;
 }
 
+/* Color for a guided split by hardware resource name, MPI_UNDEFINED when the
+ * name is unknown or the process is not inside a unique such resource;
+ * *hwname is set to the name when it is recognised. */
+static int hw_guided_color(const char *value, const char **hwname)
+{
+    hwloc_obj_type_t type;
+
+    if (value == NULL) {
+        return MPI_UNDEFINED;
+    }
+    if (strcmp(value, "mpi_shared_memory") == 0) {
+        *hwname = value;
+        return my_node();
+    }
+    if (hwloc_type_sscanf(value, &type, NULL, 0) == 0) {
+        *hwname = value;
+        return hw_color(type);
+    }
+    return MPI_UNDEFINED; /* unknown resource: MPI_COMM_NULL everywhere */
+}
+
 int weft_comm_split_type_impl(weft_comm_t *comm, int split_type, int key, weft_info_t *info,
                               MPI_Comm *newcomm)
 {
@@ -553,10 +574,6 @@ int weft_comm_split_type_impl(weft_comm_t *comm, int split_type, int key, weft_i
     int          color, rc;
     const char  *value, *hwname = NULL;
 
-    if (comm->is_inter) {
-        return weft_comm_arg_error(MPI_ERR_COMM, "comm",
-                                   "MPI_Comm_split_type on an intercommunicator is not supported yet");
-    }
     switch (split_type) {
     case MPI_UNDEFINED:
         color = MPI_UNDEFINED;
@@ -564,34 +581,39 @@ int weft_comm_split_type_impl(weft_comm_t *comm, int split_type, int key, weft_i
     case MPI_COMM_TYPE_SHARED:
         color = my_node();
         break;
-    case MPI_COMM_TYPE_HW_GUIDED: {
-        hwloc_obj_type_t type;
-        value = weft_info_lookup(info, "mpi_hw_resource_type");
-        if (value == NULL) {
-            color = MPI_UNDEFINED;
-        } else if (strcmp(value, "mpi_shared_memory") == 0) {
-            color  = my_node();
-            hwname = value;
-        } else if (hwloc_type_sscanf(value, &type, NULL, 0) == 0) {
-            color  = hw_color(type);
-            hwname = value;
-        } else {
-            color = MPI_UNDEFINED; /* unknown resource: MPI_COMM_NULL everywhere */
-        }
+    case MPI_COMM_TYPE_HW_GUIDED:
+        color = hw_guided_color(weft_info_lookup(info, "mpi_hw_resource_type"), &hwname);
         break;
-    }
     case MPI_COMM_TYPE_HW_UNGUIDED:
+        if (comm->is_inter) {
+            /* "A strict subset of comm" has no agreed meaning across the
+             * two groups of an intercommunicator. */
+            return weft_comm_arg_error(MPI_ERR_UNSUPPORTED_OPERATION, "split_type",
+                                       "MPI_COMM_TYPE_HW_UNGUIDED on an intercommunicator");
+        }
         rc = split_unguided(comm, key, &nc);
+        /* MPI-4: the resource type each process was split by is also
+         * returned in the caller's info object (when it passed one). */
+        if (rc == MPI_SUCCESS && nc != NULL && info != NULL) {
+            rc = weft_info_put(info, "mpi_hw_resource_type",
+                               weft_info_lookup(nc->info, "mpi_hw_resource_type"));
+        }
         if (rc == MPI_SUCCESS) {
             *newcomm = weft_comm_handle_out(nc);
+        } else if (nc != NULL) {
+            weft_comm_release(nc);
         }
         return rc;
     case MPI_COMM_TYPE_RESOURCE_GUIDED:
+        /* MPI-4.1: guided by a process set name or, as with
+         * MPI_COMM_TYPE_HW_GUIDED, by a hardware resource type. */
         value = weft_info_lookup(info, "mpi_pset_name");
         if (value != NULL && strcmp(value, "mpi://WORLD") == 0) {
             color = 0;
         } else if (value != NULL && strcmp(value, "mpi://SELF") == 0) {
             color = weft_runtime.pmi.rank;
+        } else if (value == NULL) {
+            color = hw_guided_color(weft_info_lookup(info, "mpi_hw_resource_type"), &hwname);
         } else {
             color = MPI_UNDEFINED;
         }
@@ -599,7 +621,10 @@ int weft_comm_split_type_impl(weft_comm_t *comm, int split_type, int key, weft_i
     default:
         return weft_comm_arg_error(MPI_ERR_ARG, "split_type", "unknown split type %d", split_type);
     }
-    rc = weft_comm_split_raw(comm, color, key, &nc);
+    /* On an intercommunicator the processes of the same type in both
+     * groups form a new intercommunicator, as MPI_COMM_SPLIT does. */
+    rc = comm->is_inter ? weft_intercomm_split(comm, color, key, &nc)
+                        : weft_comm_split_raw(comm, color, key, &nc);
     if (rc == MPI_SUCCESS && hwname != NULL) {
         rc = set_hw_info(nc, hwname);
     }

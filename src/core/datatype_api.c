@@ -460,7 +460,7 @@ int weft_type_get_value_index_impl(weft_datatype_t *value_type, weft_datatype_t 
     weft_datatype_t *dt = NULL;
     int              rc = weft_dt_value_index(value_type, index_type, &dt);
     if (rc == MPI_SUCCESS) {
-        set_newtype(pair_type, dt);
+        *pair_type = dt != NULL ? (MPI_Datatype)weft_object_handle(dt) : MPI_DATATYPE_NULL;
     }
     return rc;
 }

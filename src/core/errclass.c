@@ -125,13 +125,18 @@ int weft_remove_error_class_impl(int errorclass)
         return weft_error(MPI_ERR_ARG, "argument errorclass: %d is not a user-defined error class",
                           errorclass);
     }
+    /* MPI-4.1: removing a class that still has error codes or an error
+     * string associated with it is erroneous; report it. */
     if (c->ncodes > 0) {
         return weft_error(MPI_ERR_ARG, "argument errorclass: class %d still has %d error codes",
                           errorclass, c->ncodes);
     }
-    free(c->string);
-    c->string = NULL;
-    c->live   = 0;
+    if (c->string != NULL) {
+        return weft_error(MPI_ERR_ARG,
+                          "argument errorclass: class %d still has an error string (remove it first)",
+                          errorclass);
+    }
+    c->live = 0;
     return MPI_SUCCESS;
 }
 
@@ -143,12 +148,16 @@ int weft_remove_error_code_impl(int errorcode)
         return weft_error(MPI_ERR_ARG, "argument errorcode: %d is not a user-defined error code",
                           errorcode);
     }
+    /* As for classes, a code that still has an error string is kept. */
+    if (c->string != NULL) {
+        return weft_error(MPI_ERR_ARG,
+                          "argument errorcode: code %d still has an error string (remove it first)",
+                          errorcode);
+    }
     if (user_code(c->cls) != NULL) {
         user_code(c->cls)->ncodes--;
     }
-    free(c->string);
-    c->string = NULL;
-    c->live   = 0;
+    c->live = 0;
     return MPI_SUCCESS;
 }
 

@@ -179,6 +179,35 @@ int main(int argc, char **argv)
             ring_check(node, 9);
             MPI_Comm_free(&node);
         }
+        /* HW_UNGUIDED with an info object: the resource type used is
+         * returned in it whenever a communicator is returned */
+        MPI_Info_create(&info);
+        CHECK_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, rank, info, &node));
+        if (node != MPI_COMM_NULL) {
+            char val[MPI_MAX_INFO_VAL + 1];
+            int  vlen = (int)sizeof(val), found = 0;
+            CHECK_OK(MPI_Info_get_string(info, "mpi_hw_resource_type", &vlen, val, &found));
+            CHECK(found && vlen > 1, "HW_UNGUIDED left mpi_hw_resource_type unset in the info argument");
+            MPI_Comm_free(&node);
+        }
+        MPI_Info_free(&info);
+        /* RESOURCE_GUIDED with a hardware resource type, as HW_GUIDED */
+        MPI_Info_create(&info);
+        CHECK_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_RESOURCE_GUIDED, rank, info, &node));
+        CHECK(node == MPI_COMM_NULL, "RESOURCE_GUIDED without keys gave a communicator");
+        MPI_Info_set(info, "mpi_hw_resource_type", "no-such-resource");
+        CHECK_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_RESOURCE_GUIDED, rank, info, &node));
+        CHECK(node == MPI_COMM_NULL, "RESOURCE_GUIDED unknown resource gave a communicator");
+        MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory");
+        CHECK_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_RESOURCE_GUIDED, rank, info, &node));
+        CHECK(node != MPI_COMM_NULL, "RESOURCE_GUIDED mpi_shared_memory gave MPI_COMM_NULL");
+        if (node != MPI_COMM_NULL) {
+            MPI_Comm_size(node, &n);
+            CHECK(n == size, "RESOURCE_GUIDED mpi_shared_memory size %d", n);
+            ring_check(node, 10);
+            MPI_Comm_free(&node);
+        }
+        MPI_Info_free(&info);
         /* RESOURCE_GUIDED with psets */
         MPI_Info_create(&info);
         MPI_Info_set(info, "mpi_pset_name", "mpi://SELF");

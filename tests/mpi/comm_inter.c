@@ -177,6 +177,36 @@ int main(int argc, char **argv)
         MPI_Group_free(&lg);
     }
 
+    /* split_type on an intercommunicator: processes of the same type in
+     * both groups form an intercommunicator (all on one node here) */
+    {
+        MPI_Comm sub;
+        int      n, rn, flag2;
+        CHECK_OK(MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, lrank, MPI_INFO_NULL, &sub));
+        CHECK(sub != MPI_COMM_NULL, "inter split_type SHARED gave MPI_COMM_NULL");
+        if (sub != MPI_COMM_NULL) {
+            MPI_Comm_test_inter(sub, &flag2);
+            MPI_Comm_size(sub, &n);
+            MPI_Comm_remote_size(sub, &rn);
+            CHECK(flag2 && n == lsize && rn == rsize, "inter split_type SHARED: inter %d size %d remote %d",
+                  flag2, n, rn);
+            /* local rank 0 of each side greets the other side's rank 0 */
+            if (lrank == 0) {
+                int got = -1;
+                CHECK_OK(MPI_Sendrecv(&rank, 1, MPI_INT, 0, 11, &got, 1, MPI_INT, 0, 11, sub,
+                                      MPI_STATUS_IGNORE));
+                CHECK(got == (color == 0 ? 1 : 0), "inter split_type message from world rank %d", got);
+            }
+            MPI_Comm_free(&sub);
+        }
+        CHECK_OK(MPI_Comm_split_type(inter, MPI_UNDEFINED, lrank, MPI_INFO_NULL, &sub));
+        CHECK(sub == MPI_COMM_NULL, "inter split_type MPI_UNDEFINED gave a communicator");
+        /* only one side asks for a communicator: no remote partners */
+        CHECK_OK(MPI_Comm_split_type(inter, color == 0 ? MPI_COMM_TYPE_SHARED : MPI_UNDEFINED, lrank,
+                                     MPI_INFO_NULL, &sub));
+        CHECK(sub == MPI_COMM_NULL, "one-sided inter split_type gave a communicator");
+    }
+
     /* intracomm-only calls on an intercommunicator */
     {
         MPI_Comm c;

@@ -278,6 +278,15 @@ static void test_misc(void)
     MPI_Datatype p;
     CHECK_OK(MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT, &p));
     CHECK(p == MPI_DOUBLE_INT, "value_index(double, int) is MPI_DOUBLE_INT");
+    CHECK_OK(MPI_Type_get_value_index(MPI_SHORT, MPI_INT, &p));
+    CHECK(p == MPI_SHORT_INT, "value_index(short, int) is MPI_SHORT_INT");
+    CHECK_OK(MPI_Type_get_value_index(MPI_INT, MPI_INT, &p));
+    CHECK(p == MPI_2INT, "value_index(int, int) is MPI_2INT");
+    /* no predefined pair: MPI_DATATYPE_NULL, not a derived type */
+    CHECK_OK(MPI_Type_get_value_index(MPI_DOUBLE, MPI_FLOAT, &p));
+    CHECK(p == MPI_DATATYPE_NULL, "value_index(double, float) is MPI_DATATYPE_NULL");
+    CHECK_OK(MPI_Type_get_value_index(MPI_SHORT, MPI_SHORT, &p));
+    CHECK(p == MPI_DATATYPE_NULL, "value_index(short, short) is MPI_DATATYPE_NULL");
 
     int      x[4];
     MPI_Aint a0, a2;

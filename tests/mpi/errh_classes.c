@@ -105,7 +105,13 @@ int main(int argc, char **argv)
     CHECK_CLASS(MPI_Add_error_string(MPI_ERR_RANK, "nope"), MPI_ERR_ARG);
     CHECK_CLASS(MPI_Add_error_code(code, &v), MPI_ERR_ARG); /* a code is not a class */
     CHECK_CLASS(MPI_Remove_error_class(cls), MPI_ERR_ARG);  /* still has a code */
+    CHECK_CLASS(MPI_Remove_error_code(code), MPI_ERR_ARG);  /* still has a string */
+    CHECK_OK(MPI_Remove_error_string(code));
     CHECK_OK(MPI_Remove_error_code(code));
+    CHECK_CLASS(MPI_Remove_error_code(code), MPI_ERR_ARG);  /* already removed */
+    CHECK_OK(MPI_Add_error_string(cls, "my class"));
+    CHECK_CLASS(MPI_Remove_error_class(cls), MPI_ERR_ARG);  /* still has a string */
+    CHECK_OK(MPI_Remove_error_string(cls));
     CHECK_OK(MPI_Remove_error_class(cls));
     CHECK_CLASS(MPI_Error_class(code, &v), MPI_ERR_ARG);
     MPI_Remove_error_code(code2);
@@ -138,8 +144,9 @@ int main(int argc, char **argv)
     MPI_Session_create_errhandler(session_handler, &eh);
     CHECK_CLASS(MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh), MPI_ERR_ARG);
     MPI_Errhandler_free(&eh);
-    /* MPI_ERRORS_RETURN through call_errhandler returns the code */
-    CHECK_CLASS(MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER), MPI_ERR_OTHER);
+    /* call_errhandler returns MPI_SUCCESS once the handler (here
+     * MPI_ERRORS_RETURN) has been invoked and returned, not the code */
+    CHECK_OK(MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER));
     /* files: default handler is MPI_ERRORS_RETURN, settable through MPI_FILE_NULL */
     MPI_File_get_errhandler(MPI_FILE_NULL, &eh);
     CHECK(eh == MPI_ERRORS_RETURN, "default file handler");
