@@ -294,16 +294,30 @@ static int bsend_start(const void *buf, MPI_Count count, weft_datatype_t *dt, in
     return MPI_SUCCESS;
 }
 
+/* A request that is complete from the start, with the empty status and
+ * source (MPI_PROC_NULL or MPI_ANY_SOURCE); NULL when out of memory. */
+static weft_request_t *completed_request(weft_req_kind_t kind, weft_comm_t *comm, int source)
+{
+    weft_request_t *r = weft_request_alloc(kind);
+    if (r == NULL) {
+        return NULL;
+    }
+    if (comm != NULL) {
+        r->comm = comm;
+        weft_comm_retain(comm);
+    }
+    status_empty(&r->status);
+    r->status.MPI_SOURCE = source;
+    weft_request_complete(r);
+    return r;
+}
+
 static int complete_now(weft_comm_t *comm, MPI_Request *request)
 {
-    weft_request_t *r = weft_request_alloc(WEFT_REQ_NOOP);
+    weft_request_t *r = completed_request(WEFT_REQ_NOOP, comm, MPI_ANY_SOURCE);
     if (r == NULL) {
         return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
     }
-    r->comm = comm;
-    weft_comm_retain(comm);
-    status_empty(&r->status);
-    weft_request_complete(r);
     *request = (MPI_Request)r;
     return MPI_SUCCESS;
 }
@@ -649,10 +663,9 @@ static int start_one(MPI_Request h, const char *arg)
                         &inner);
     } else if (r->mode == WEFT_SEND_BUFFERED) {
         rc = bsend_start(r->buf, r->count, r->datatype, r->peer, r->tag, r->comm);
-        if (rc == MPI_SUCCESS) {
-            inner = weft_request_alloc(WEFT_REQ_NOOP);
-            status_empty(&inner->status);
-            weft_request_complete(inner);
+        if (rc == MPI_SUCCESS && (inner = completed_request(WEFT_REQ_NOOP, NULL,
+                                                            MPI_ANY_SOURCE)) == NULL) {
+            rc = weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
         }
     } else {
         rc = weft_isend(r->buf, r->count, r->datatype, r->peer, r->tag, r->comm, WEFT_CTX_PT2PT,
@@ -1188,10 +1201,9 @@ static int mrecv_start(void *buf, MPI_Count count, weft_datatype_t *dt, MPI_Mess
     weft_request_t *r;
 
     if (*message == MPI_MESSAGE_NO_PROC) {
-        r = weft_request_alloc(WEFT_REQ_RECV);
-        status_empty(&r->status);
-        r->status.MPI_SOURCE = MPI_PROC_NULL;
-        weft_request_complete(r);
+        if ((r = completed_request(WEFT_REQ_RECV, NULL, MPI_PROC_NULL)) == NULL) {
+            return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
+        }
         *message = MPI_MESSAGE_NULL;
         *req_p   = r;
         return MPI_SUCCESS;
