@@ -444,24 +444,51 @@ static int do_bcast(void *buffer, MPI_Count count, weft_datatype_t *datatype, in
     return run(&a, mode, request);
 }
 
+/* Argument checks shared by gather(v) and scatter(v). The data side is what
+ * every non-root rank provides (gather: sendbuf/sendtype, scatter:
+ * recvbuf/recvtype); root_type is the root's other side (gather: recvtype,
+ * scatter: sendtype). v-forms pass v = 1 and the root's counts and displs.
+ * *me_root: this rank is the root; *data_used: its data side is significant
+ * (not the root in place, not in the root's group on an intercommunicator). */
+enum { ROOTED_GATHER, ROOTED_SCATTER };
+
+static int check_rooted(int kind, int root, const weft_comm_t *comm, const void *buf,
+                        weft_datatype_t *type, weft_datatype_t *root_type, int v,
+                        const void *counts, const void *displs, int *me_root, int *data_used)
+{
+    const int   g        = kind == ROOTED_GATHER;
+    const char *buf_name = g ? "sendbuf" : "recvbuf";
+    int         rc       = check_root(root, comm);
+
+    *me_root   = is_root(root, comm);
+    *data_used = comm->is_inter ? (root != MPI_ROOT && root != MPI_PROC_NULL)
+                                : !(*me_root && buf == MPI_IN_PLACE);
+    if (*data_used) {
+        WEFT_TRY(rc, check_type(type, g ? "sendtype" : "recvtype"));
+    }
+    if (*me_root) {
+        WEFT_TRY(rc, check_type(root_type, g ? "recvtype" : "sendtype"));
+        if (rc == MPI_SUCCESS && v && (counts == NULL || displs == NULL)) {
+            rc = weft_error(MPI_ERR_ARG, g ? "NULL recvcounts or displs at the root"
+                                           : "NULL sendcounts or displs at the root");
+        }
+    }
+    WEFT_TRY(rc, no_inplace_inter(buf, comm, buf_name));
+    if (rc == MPI_SUCCESS && !*me_root && buf == MPI_IN_PLACE) {
+        rc = weft_error(MPI_ERR_BUFFER, "argument %s: MPI_IN_PLACE is only valid at the root",
+                        buf_name);
+    }
+    return rc;
+}
+
 static int do_gather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
                      void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root,
                      weft_comm_t *comm, int mode, MPI_Request *request)
 {
     weft_coll_args_t a;
-    int              rc = check_root(root, comm), me_root = is_root(root, comm);
-    int              sends = comm->is_inter ? (root != MPI_ROOT && root != MPI_PROC_NULL)
-                                            : !(me_root && sendbuf == MPI_IN_PLACE);
-    if (sends) {
-        WEFT_TRY(rc, check_type(sendtype, "sendtype"));
-    }
-    if (me_root) {
-        WEFT_TRY(rc, check_type(recvtype, "recvtype"));
-    }
-    WEFT_TRY(rc, no_inplace_inter(sendbuf, comm, "sendbuf"));
-    if (rc == MPI_SUCCESS && !me_root && sendbuf == MPI_IN_PLACE) {
-        rc = weft_error(MPI_ERR_BUFFER, "argument sendbuf: MPI_IN_PLACE is only valid at the root");
-    }
+    int              me_root, sends;
+    int              rc = check_rooted(ROOTED_GATHER, root, comm, sendbuf, sendtype, recvtype, 0,
+                                       NULL, NULL, &me_root, &sends);
     if (rc == MPI_SUCCESS && me_root && !comm->is_inter && sendbuf != MPI_IN_PLACE &&
         sendcount * sendtype->size != recvcount * recvtype->size) {
         rc = weft_error(MPI_ERR_TRUNCATE, "root's send and receive blocks differ in size "
@@ -485,22 +512,9 @@ static int do_gatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t 
                       MPI_Request *request)
 {
     weft_coll_args_t a;
-    int              rc = check_root(root, comm), me_root = is_root(root, comm);
-    int              sends = comm->is_inter ? (root != MPI_ROOT && root != MPI_PROC_NULL)
-                                            : !(me_root && sendbuf == MPI_IN_PLACE);
-    if (sends) {
-        WEFT_TRY(rc, check_type(sendtype, "sendtype"));
-    }
-    if (me_root) {
-        WEFT_TRY(rc, check_type(recvtype, "recvtype"));
-        if (rc == MPI_SUCCESS && (recvcounts == NULL || displs == NULL)) {
-            rc = weft_error(MPI_ERR_ARG, "NULL recvcounts or displs at the root");
-        }
-    }
-    WEFT_TRY(rc, no_inplace_inter(sendbuf, comm, "sendbuf"));
-    if (rc == MPI_SUCCESS && !me_root && sendbuf == MPI_IN_PLACE) {
-        rc = weft_error(MPI_ERR_BUFFER, "argument sendbuf: MPI_IN_PLACE is only valid at the root");
-    }
+    int              me_root, sends;
+    int              rc = check_rooted(ROOTED_GATHER, root, comm, sendbuf, sendtype, recvtype, 1,
+                                       recvcounts, displs, &me_root, &sends);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
@@ -517,19 +531,9 @@ static int do_scatter(const void *sendbuf, MPI_Count sendcount, weft_datatype_t 
                       weft_comm_t *comm, int mode, MPI_Request *request)
 {
     weft_coll_args_t a;
-    int              rc = check_root(root, comm), me_root = is_root(root, comm);
-    int              recvs = comm->is_inter ? (root != MPI_ROOT && root != MPI_PROC_NULL)
-                                            : !(me_root && recvbuf == MPI_IN_PLACE);
-    if (recvs) {
-        WEFT_TRY(rc, check_type(recvtype, "recvtype"));
-    }
-    if (me_root) {
-        WEFT_TRY(rc, check_type(sendtype, "sendtype"));
-    }
-    WEFT_TRY(rc, no_inplace_inter(recvbuf, comm, "recvbuf"));
-    if (rc == MPI_SUCCESS && !me_root && recvbuf == MPI_IN_PLACE) {
-        rc = weft_error(MPI_ERR_BUFFER, "argument recvbuf: MPI_IN_PLACE is only valid at the root");
-    }
+    int              me_root, recvs;
+    int              rc = check_rooted(ROOTED_SCATTER, root, comm, recvbuf, recvtype, sendtype, 0,
+                                       NULL, NULL, &me_root, &recvs);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
@@ -546,22 +550,9 @@ static int do_scatterv(const void *sendbuf, const MPI_Count sendcounts[], const 
                        MPI_Request *request)
 {
     weft_coll_args_t a;
-    int              rc = check_root(root, comm), me_root = is_root(root, comm);
-    int              recvs = comm->is_inter ? (root != MPI_ROOT && root != MPI_PROC_NULL)
-                                            : !(me_root && recvbuf == MPI_IN_PLACE);
-    if (recvs) {
-        WEFT_TRY(rc, check_type(recvtype, "recvtype"));
-    }
-    if (me_root) {
-        WEFT_TRY(rc, check_type(sendtype, "sendtype"));
-        if (rc == MPI_SUCCESS && (sendcounts == NULL || displs == NULL)) {
-            rc = weft_error(MPI_ERR_ARG, "NULL sendcounts or displs at the root");
-        }
-    }
-    WEFT_TRY(rc, no_inplace_inter(recvbuf, comm, "recvbuf"));
-    if (rc == MPI_SUCCESS && !me_root && recvbuf == MPI_IN_PLACE) {
-        rc = weft_error(MPI_ERR_BUFFER, "argument recvbuf: MPI_IN_PLACE is only valid at the root");
-    }
+    int              me_root, recvs;
+    int              rc = check_rooted(ROOTED_SCATTER, root, comm, recvbuf, recvtype, sendtype, 1,
+                                       sendcounts, displs, &me_root, &recvs);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
@@ -760,10 +751,6 @@ static int do_reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count
     int              rc = check_reduction(sendbuf, recvbuf, 1, datatype, op, comm);
     if (rc == MPI_SUCCESS && recvcounts == NULL) {
         rc = weft_error(MPI_ERR_ARG, "NULL recvcounts");
-    }
-    if (rc == MPI_SUCCESS && comm->is_inter) {
-        rc = weft_error(MPI_ERR_UNSUPPORTED_OPERATION,
-                        "MPI_Reduce_scatter on an intercommunicator is not implemented yet");
     }
     if (rc != MPI_SUCCESS) {
         return rc;

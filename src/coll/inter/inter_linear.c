@@ -234,35 +234,67 @@ int weft_coll_allreduce_inter_linear(weft_sched_t *s, const weft_coll_args_t *a)
     return rc;
 }
 
-int weft_coll_reduce_scatter_block_inter_linear(weft_sched_t *s, const weft_coll_args_t *a)
+/* Reduce_scatter(_block): per MPI-4.1 6.11.2 every member of a group gives
+ * count = sum(local counts) elements (equal in both groups); each group
+ * reduces to its rank 0, the leaders swap the results, and each leader
+ * scatters the other group's result by the local counts. */
+static int reduce_scatter_inter(weft_sched_t *s, const weft_coll_args_t *a,
+                                const MPI_Count *counts)
 {
     weft_comm_t *comm = a->comm, *local = comm->local_comm;
     int          rc   = weft_sched_use(s, local);
-    MPI_Count    mine = a->rcount * comm->peer_size;   /* my group's input length */
-    MPI_Count    got  = a->rcount * local->size;       /* the other group's reduction */
+    MPI_Count    total = 0;
+    MPI_Aint    *displs = weft_sched_alloc(s, (size_t)local->size * sizeof(MPI_Aint));
 
-    if (a->rcount == 0) {
+    if (displs == NULL) {
+        return MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < local->size; i++) {
+        displs[i] = (MPI_Aint)total;
+        total += counts[i];
+    }
+    if (total == 0) {
         return rc;
     }
-    void *t = local->rank == 0 ? weft_sched_tmp(s, mine, a->dt) : NULL;
-    void *u = local->rank == 0 ? weft_sched_tmp(s, got, a->dt) : NULL;
+    void *t = local->rank == 0 ? weft_sched_tmp(s, total, a->dt) : NULL;
+    void *u = local->rank == 0 ? weft_sched_tmp(s, total, a->dt) : NULL;
     if (local->rank == 0 && (t == NULL || u == NULL)) {
         return MPI_ERR_NO_MEM;
     }
-    WEFT_TRY(rc, weft_coll_reduce_binomial_raw(s, local, a->sbuf, t, mine, a->dt, a->op, 0));
+    WEFT_TRY(rc, weft_coll_reduce_binomial_raw(s, local, a->sbuf, t, total, a->dt, a->op, 0));
     WEFT_TRY(rc, weft_sched_fence(s));
     if (local->rank == 0) {
-        WEFT_TRY(rc, weft_sched_send(s, t, mine, a->dt, 0, comm));
-        WEFT_TRY(rc, weft_sched_recv(s, u, got, a->dt, 0, comm));
+        WEFT_TRY(rc, weft_sched_send(s, t, total, a->dt, 0, comm));
+        WEFT_TRY(rc, weft_sched_recv(s, u, total, a->dt, 0, comm));
         WEFT_TRY(rc, weft_sched_fence(s));
     }
     weft_coll_args_t l = *a;
     l.comm             = local;
     l.root             = 0;
     l.sbuf             = u;
-    l.scount           = a->rcount;
+    l.scounts          = counts;
+    l.sdispls          = displs;
+    l.rcount           = counts[local->rank];
     l.sdt              = a->dt;
     l.rdt              = a->dt;
-    WEFT_TRY(rc, weft_coll_scatter_intra_linear(s, &l));
+    WEFT_TRY(rc, weft_coll_scatterv_intra_linear(s, &l));
     return rc;
+}
+
+int weft_coll_reduce_scatter_inter_linear(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return reduce_scatter_inter(s, a, a->rcounts);
+}
+
+int weft_coll_reduce_scatter_block_inter_linear(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    MPI_Count *c = weft_sched_alloc(s, (size_t)a->comm->local_comm->size * sizeof(MPI_Count));
+
+    if (c == NULL) {
+        return MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < a->comm->local_comm->size; i++) {
+        c[i] = a->rcount;
+    }
+    return reduce_scatter_inter(s, a, c);
 }
