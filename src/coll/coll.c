@@ -73,6 +73,7 @@ void weft_comm_destroy_hook(weft_comm_t *comm)
         return;
     }
     comm->coll = NULL;
+    weft_coll_shm_free(cc);
     if (cc->node_comm) {
         weft_comm_release(cc->node_comm);
     }
@@ -521,36 +522,48 @@ static int inplace_of(const weft_coll_args_t *a)
     return a->sbuf == MPI_IN_PLACE;
 }
 
-static int two_level_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+/* WEFT_USE_SHMEM_COLL and the per-collective WEFT_USE_SHMEM_<COLL>: may a
+ * node-aware variant (two_level or shm) run for this call? */
+static int shmem_coll_enabled(const weft_coll_args_t *a)
 {
     if (!weft_tunables.USE_SHMEM_COLL || a->comm->is_inter) {
         return 0;
     }
     switch (a->coll) {
-    case WEFT_COLL_ALLREDUCE:
-        if (!weft_tunables.USE_SHMEM_ALLREDUCE) {
-            return 0;
-        }
-        break;
-    case WEFT_COLL_BARRIER:
-        if (!weft_tunables.USE_SHMEM_BARRIER) {
-            return 0;
-        }
-        break;
-    case WEFT_COLL_BCAST:
-        if (!weft_tunables.USE_SHMEM_BCAST) {
-            return 0;
-        }
-        break;
-    case WEFT_COLL_REDUCE:
-        if (!weft_tunables.USE_SHMEM_REDUCE) {
-            return 0;
-        }
-        break;
-    default:
-        break;
+    case WEFT_COLL_ALLREDUCE: return weft_tunables.USE_SHMEM_ALLREDUCE;
+    case WEFT_COLL_BARRIER: return weft_tunables.USE_SHMEM_BARRIER;
+    case WEFT_COLL_BCAST: return weft_tunables.USE_SHMEM_BCAST;
+    case WEFT_COLL_REDUCE: return weft_tunables.USE_SHMEM_REDUCE;
+    default: return 1;
     }
-    return cc->nodes > 1 && cc->max_ppn > 1;
+}
+
+static int two_level_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    return shmem_coll_enabled(a) && cc->nodes > 1 && cc->max_ppn > 1;
+}
+
+/* The shared-memory algorithms: blocking calls on a communicator with a node
+ * holding several of its ranks. Every input agrees across the ranks (for
+ * reductions the datatype is the same everywhere, so is its contiguity).
+ * Not under WEFT_WAIT_POLICY=blocking: a rank asleep in a futex is woken by
+ * ring messages, not by counters in the region. */
+static int shm_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    if (!a->blocking || !shmem_coll_enabled(a) || cc->shm_state < 0 || cc->max_ppn < 2 ||
+        weft_tunables.WAIT_POLICY == 3 /* blocking */) {
+        return 0;
+    }
+    switch (a->coll) {
+    case WEFT_COLL_GATHER:
+    case WEFT_COLL_ALLGATHER:
+        return cc->nodes == 1;
+    case WEFT_COLL_REDUCE:
+    case WEFT_COLL_ALLREDUCE:
+        return a->dt->is_contig && (cc->nodes == 1 || weft_op_is_commutative(a->op));
+    default:
+        return 1;
+    }
 }
 
 int weft_coll_alg_ok(int alg, const weft_coll_args_t *a)
@@ -585,6 +598,9 @@ int weft_coll_alg_ok(int alg, const weft_coll_args_t *a)
         if (!two_level_allowed(a, cc)) {
             return 0;
         }
+    }
+    if ((f & WEFT_R_SHM) && !shm_allowed(a, weft_coll_comm_get(comm))) {
+        return 0;
     }
     return 1;
 }
@@ -635,7 +651,7 @@ static int pick(const weft_coll_args_t *a)
     if (!cc->layout_done) {
         layout(a->comm, cc);
     }
-    int f = forced[a->coll][inter] - 1;
+    int f = a->nested ? -1 : forced[a->coll][inter] - 1;
     if (f >= 0) {
         if (weft_coll_alg_ok(f, a)) {
             return f;
@@ -670,6 +686,15 @@ int weft_coll_select(const weft_coll_args_t *a)
         module_init();
     }
     int alg = pick(a);
+    if (alg >= 0 && (weft_coll_algs[alg].flags & WEFT_R_SHM) &&
+        weft_coll_comm_get(a->comm)->shm_state == 0) {
+        /* first shm call on this communicator: make the region; if that
+         * failed anywhere, every rank now refuses shm and picks again */
+        if (weft_coll_shm_setup(a->comm) != MPI_SUCCESS) {
+            return -1;
+        }
+        alg = pick(a);
+    }
     if (alg >= 0) {
         alg_calls[alg]++;
         if ((weft_coll_algs[alg].flags & WEFT_R_TWO_LEVEL) &&

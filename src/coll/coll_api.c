@@ -209,11 +209,17 @@ static int direct_ok(int alg, const weft_coll_args_t *a, int mode)
 
 static int run(weft_coll_args_t *a, int mode, MPI_Request *request)
 {
-    int           alg = weft_coll_select(a), rc;
+    int           alg, rc;
     weft_sched_t *s;
+
+    a->blocking = mode == MODE_BLOCKING;
+    alg         = weft_coll_select(a);
 
     if (alg < 0) {
         return weft_error(MPI_ERR_INTERN, "no %s algorithm applies", weft_coll_names[a->coll]);
+    }
+    if (weft_coll_algs[alg].flags & WEFT_R_SHM) {
+        return weft_coll_shm_run(alg, a);
     }
     if (direct_ok(alg, a, mode)) {
         return run_direct(alg, a);

@@ -81,6 +81,9 @@ typedef struct {
     /* reductions and bcast: count elements of dt */
     MPI_Count               count;
     weft_datatype_t        *dt;
+    int                     blocking; /* a blocking call (WEFT_R_SHM algorithms) */
+    int                     nested;   /* leaders' phase of a node-aware algorithm:
+                                         rules only, WEFT_<COLL>_ALGORITHM ignored */
 } weft_coll_args_t;
 
 /* ---- schedules ----------------------------------------------------------- */
@@ -140,6 +143,9 @@ void weft_sched_rewind(weft_sched_t *s);
 #define WEFT_R_COUNT_POF2  0x10u /* count >= largest power of two <= size */
 #define WEFT_R_CONTIG      0x20u /* datatypes must be contiguous */
 #define WEFT_R_BUILTIN_OP  0x40u /* predefined op */
+/* Shared-memory node phase (src/coll/shm): blocking calls only, run
+ * directly by weft_coll_shm_run, never as a schedule. */
+#define WEFT_R_SHM         0x80u
 
 typedef int (*weft_coll_build_fn_t)(weft_sched_t *s, const weft_coll_args_t *a);
 
@@ -189,11 +195,20 @@ struct weft_coll_comm {
     int         *leader_of;    /* comm rank -> rank of its node leader in comm */
     int         *node_index;   /* comm rank -> node index */
     int          sub_built;
+    int          shm_state;    /* shared-memory region: 0 not tried, 1 ready, -1 failed */
+    struct weft_coll_shm *shm; /* src/coll/shm/coll_shm.c */
 };
 
 struct weft_coll_comm *weft_coll_comm_get(weft_comm_t *comm);
 /* Build node_comm / leader_comm (collective over comm). */
 int weft_coll_comm_two_level(weft_comm_t *comm);
+/* Shared-memory collectives (src/coll/shm): create the node region of comm
+ * (collective over comm; on failure every rank sees shm_state -1), run a
+ * WEFT_R_SHM algorithm, free the region. */
+int  weft_coll_shm_setup(weft_comm_t *comm);
+int  weft_coll_shm_run(int alg, const weft_coll_args_t *a);
+void weft_coll_shm_free(struct weft_coll_comm *cc);
+
 /* Tag for the next schedule on comm. */
 int weft_coll_next_tag(weft_comm_t *comm);
 

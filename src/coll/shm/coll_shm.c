@@ -1,0 +1,640 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Shared-memory-aware collectives: the node-local phase goes through a
+ * region shared by the ranks of one node (one region per communicator,
+ * created at the first call that selects one of these algorithms); with
+ * several nodes, the node leaders run the inter-node phase with an ordinary
+ * point-to-point schedule on the leader communicator. Blocking calls only:
+ * they run directly, not as schedules.
+ *
+ * Region (n = ranks of the node), every entry one cache line:
+ *   arrive[n] release          barrier counters
+ *   post[n][NBUF]              "my contribution for round r is in place"
+ *                              (seq = r; up to INLINE_BYTES of data ride in
+ *                              the same line, so a small message is one line)
+ *   reduced[n]                 "my piece of round r's reduction is done"
+ *   done[n]                    "I finished round r" (buffer reuse)
+ *   ready[NBUF]                broadcast chunk of round r is in place
+ *   slots[n][NBUF][SLOT_BYTES] contributions larger than a line
+ *   result[NBUF][SLOT_BYTES]   broadcast chunks and reduction results
+ * Every data movement is cut into rounds of at most SLOT_BYTES; round r
+ * uses buffer r % NBUF, and a rank writes into a buffer only once every
+ * rank finished round r - NBUF, so the writer of the next chunk never
+ * waits for the readers of the current one. All counters only grow, and
+ * all ranks of the node see the same sequence of rounds (the number of
+ * rounds of a call depends only on arguments that must match across
+ * ranks), so no counter is ever reset.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_internal.h"
+#include "core/errors.h"
+#include "core/progress.h"
+#include "core/pt2pt.h"
+#include "transport/shm/shm_coll.h"
+#include "util/tunables.h"
+
+#define NBUF         2
+#define SLOT_BYTES   (64u * 1024u)
+#define INLINE_BYTES 56u
+/* Up to this many ranks every rank of a one-node barrier reads everyone's
+ * counter (one line transfer of latency); above it, a leader collects and
+ * releases (two transfers, but no n^2 cache traffic). */
+#define BARRIER_ALL_READ_MAX 16
+/* Reductions up to this size: every rank reads every contribution and
+ * reduces the whole vector itself (one round trip); above, each rank
+ * reduces 1/n of it and everyone copies the result. */
+#define REDUCE_ALL_MAX 4096u
+
+typedef struct {
+    uint64_t      seq;
+    unsigned char data[INLINE_BYTES];
+} __attribute__((aligned(64))) line_t;
+
+struct weft_coll_shm {
+    weft_comm_t *node;  /* ranks of my node: the parent itself on one node */
+    int          n, me;
+    uint64_t     round, bar;
+    void        *base;
+    size_t       bytes;
+    line_t      *arrive, *release, *post, *reduced, *done, *ready;
+    char        *slots, *result;
+};
+
+static size_t region_bytes(int n)
+{
+    size_t lines = (size_t)n * (3 + NBUF) + 1 + NBUF;
+    return lines * sizeof(line_t) + (size_t)(n + 1) * NBUF * SLOT_BYTES;
+}
+
+static void region_carve(struct weft_coll_shm *sh)
+{
+    line_t *l   = sh->base;
+    int     n   = sh->n;
+    sh->arrive  = l;
+    sh->release = l + n;
+    sh->post    = sh->release + 1;
+    sh->reduced = sh->post + (size_t)n * NBUF;
+    sh->done    = sh->reduced + n;
+    sh->ready   = sh->done + n;
+    sh->slots   = (char *)(sh->ready + NBUF);
+    sh->result  = sh->slots + (size_t)n * NBUF * SLOT_BYTES;
+}
+
+/* ---- counters ------------------------------------------------------------- */
+
+static inline uint64_t load(const line_t *l)
+{
+    return __atomic_load_n(&l->seq, __ATOMIC_ACQUIRE);
+}
+
+static inline void publish(line_t *l, uint64_t v)
+{
+    __atomic_store_n(&l->seq, v, __ATOMIC_RELEASE);
+}
+
+/* Wait for l->seq >= v, keeping point-to-point moving (a peer may need one
+ * of our pending sends to reach this collective). */
+static void wait_ge(const line_t *l, uint64_t v)
+{
+    weft_wait_t w = {0};
+    while (load(l) < v) {
+        if ((w.polls & 7) == 7) {
+            weft_progress_poll();
+        }
+        weft_wait_step(&w);
+    }
+}
+
+/* lines[j * stride] >= v for every j != skip */
+static void wait_all(const line_t *lines, size_t stride, int n, int skip, uint64_t v)
+{
+    for (int j = 0; j < n; j++) {
+        if (j != skip) {
+            wait_ge(&lines[(size_t)j * stride], v);
+        }
+    }
+}
+
+static uint64_t round_begin(struct weft_coll_shm *sh)
+{
+    return ++sh->round;
+}
+
+/* Before writing into round r's buffers. */
+static void round_reuse(struct weft_coll_shm *sh, uint64_t r)
+{
+    if (r > NBUF) {
+        wait_all(sh->done, 1, sh->n, sh->me, r - NBUF);
+    }
+}
+
+static void round_end(struct weft_coll_shm *sh, uint64_t r)
+{
+    publish(&sh->done[sh->me], r);
+}
+
+static line_t *post_line(struct weft_coll_shm *sh, int j, uint64_t r)
+{
+    return &sh->post[(size_t)j * NBUF + r % NBUF];
+}
+
+/* Where rank j's contribution of len bytes for round r lives. */
+static unsigned char *contrib(struct weft_coll_shm *sh, int j, uint64_t r, size_t len)
+{
+    if (len <= INLINE_BYTES) {
+        return post_line(sh, j, r)->data;
+    }
+    return (unsigned char *)sh->slots + ((size_t)j * NBUF + r % NBUF) * SLOT_BYTES;
+}
+
+static unsigned char *result_buf(struct weft_coll_shm *sh, uint64_t r, size_t len)
+{
+    if (len <= INLINE_BYTES) {
+        return sh->ready[r % NBUF].data;
+    }
+    return (unsigned char *)sh->result + (r % NBUF) * SLOT_BYTES;
+}
+
+/* ---- node-level operations ------------------------------------------------ */
+
+/* Barrier among the node's ranks; between the leader's arrival and release,
+ * inter(arg) runs on the leader (NULL: none). */
+static int node_barrier(struct weft_coll_shm *sh, int (*inter)(void *), void *arg, int all_read)
+{
+    uint64_t b  = ++sh->bar;
+    int      rc = MPI_SUCCESS;
+
+    if (sh->n == 1) {
+        return inter ? inter(arg) : MPI_SUCCESS;
+    }
+    publish(&sh->arrive[sh->me], b);
+    if (all_read) {
+        wait_all(sh->arrive, 1, sh->n, sh->me, b);
+        return MPI_SUCCESS;
+    }
+    if (sh->me == 0) {
+        wait_all(sh->arrive, 1, sh->n, 0, b);
+        if (inter) {
+            rc = inter(arg);
+        }
+        publish(sh->release, b);
+    } else {
+        wait_ge(sh->release, b);
+    }
+    return rc;
+}
+
+/* Broadcast the packed stream of (buf, count, dt) from local rank lroot. */
+static void node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
+                       const weft_datatype_t *dt, int lroot)
+{
+    MPI_Count total = count * dt->size;
+
+    if (sh->n == 1) {
+        return;
+    }
+    for (MPI_Count off = 0; off < total; off += SLOT_BYTES) {
+        size_t         len  = (size_t)(total - off < SLOT_BYTES ? total - off : SLOT_BYTES);
+        uint64_t       r    = round_begin(sh);
+        line_t        *line = &sh->ready[r % NBUF];
+        unsigned char *data = result_buf(sh, r, len);
+        if (sh->me == lroot) {
+            round_reuse(sh, r);
+            weft_dt_pack(dt, count, buf, off, data, (MPI_Count)len);
+            publish(line, r);
+        } else {
+            wait_ge(line, r);
+            weft_dt_unpack(dt, count, buf, off, data, (MPI_Count)len);
+        }
+        round_end(sh, r);
+    }
+}
+
+/* Reduce count elements of contiguous dt from every local rank (mine at
+ * mydata) into rbuf: on every rank (all) or on local rank lroot. Operands
+ * combine in local rank order, so non-commutative ops are right. */
+static int node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf, MPI_Count count,
+                       weft_datatype_t *dt, weft_op_t *op, int all, int lroot)
+{
+    size_t   esize = (size_t)dt->size, total = (size_t)count * esize;
+    MPI_Aint tlb   = dt->true_lb;
+    int      n = sh->n, me = sh->me, rc = MPI_SUCCESS;
+    int      want  = all || me == lroot;
+
+    if (n == 1 || total == 0) {
+        if (n == 1 && want && mydata != rbuf && total) {
+            memcpy((char *)rbuf + tlb, (const char *)mydata + tlb, total);
+        }
+        return MPI_SUCCESS;
+    }
+    if (total <= REDUCE_ALL_MAX) {
+        uint64_t r = round_begin(sh);
+        round_reuse(sh, r);
+        memcpy(contrib(sh, me, r, total), (const char *)mydata + tlb, total);
+        publish(post_line(sh, me, r), r);
+        if (want) {
+            wait_all(sh->post + r % NBUF, NBUF, n, me, r);
+            /* ((c0 op c1) op ...) evaluated from the right: acc = c[j] op acc */
+            memcpy((char *)rbuf + tlb, contrib(sh, n - 1, r, total), total);
+            for (int j = n - 2; j >= 0 && rc == MPI_SUCCESS; j--) {
+                rc = weft_op_reduce(op, contrib(sh, j, r, total) - tlb, rbuf, count, dt);
+            }
+        }
+        round_end(sh, r);
+        return rc;
+    }
+    /* Each rank reduces its 1/n piece of the round in place in the last
+     * rank's slot (only the piece's owner touches that part), then everyone
+     * copies the whole reduced round out of that slot. */
+    MPI_Count per_round = SLOT_BYTES / esize;
+    for (MPI_Count first = 0; first < count; first += per_round) {
+        MPI_Count      cnt = count - first < per_round ? count - first : per_round;
+        size_t         len = (size_t)cnt * esize, at = (size_t)first * esize;
+        uint64_t       r   = round_begin(sh);
+        MPI_Count      poff, pcnt;
+        unsigned char *acc;
+
+        round_reuse(sh, r);
+        memcpy(contrib(sh, me, r, len), (const char *)mydata + tlb + at, len);
+        publish(post_line(sh, me, r), r);
+        wait_all(sh->post + r % NBUF, NBUF, n, me, r);
+        acc = contrib(sh, n - 1, r, len);
+        weft_coll_block(cnt, n, me, &poff, &pcnt);
+        if (pcnt > 0) {
+            size_t pat = (size_t)poff * esize;
+            for (int j = n - 2; j >= 0 && rc == MPI_SUCCESS; j--) {
+                rc = weft_op_reduce(op, contrib(sh, j, r, len) + pat - tlb, acc + pat - tlb, pcnt,
+                                    dt);
+            }
+        }
+        publish(&sh->reduced[me], r);
+        if (want) {
+            wait_all(sh->reduced, 1, n, me, r);
+            memcpy((char *)rbuf + tlb + at, acc, len);
+        }
+        round_end(sh, r);
+    }
+    return rc;
+}
+
+/* Every local rank's block (block bytes each) gathered on lroot, or on
+ * every rank (all), packed and unpacked through the callers' datatypes. */
+typedef struct {
+    const void      *sbuf; /* my block: packed from (sbuf, scount, sdt) */
+    MPI_Count        scount;
+    weft_datatype_t *sdt;
+    void            *rbuf; /* rank j's block unpacked at rbuf + j * rcount * extent */
+    MPI_Count        rcount;
+    weft_datatype_t *rdt;
+} blocks_t;
+
+static void node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int all,
+                        int lroot)
+{
+    int      n = sh->n, me = sh->me, want = all || me == lroot;
+    MPI_Aint rstride = (MPI_Aint)b->rcount * b->rdt->extent;
+
+    for (MPI_Count off = 0; off < block; off += SLOT_BYTES) {
+        size_t   len = (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
+        uint64_t r   = round_begin(sh);
+        if (!want || all) {
+            round_reuse(sh, r);
+            weft_dt_pack(b->sdt, b->scount, b->sbuf, off, contrib(sh, me, r, len), (MPI_Count)len);
+            publish(post_line(sh, me, r), r);
+        }
+        if (want) {
+            for (int j = 0; j < n; j++) {
+                if (j == me) {
+                    continue;
+                }
+                wait_ge(post_line(sh, j, r), r);
+                weft_dt_unpack(b->rdt, b->rcount, (char *)b->rbuf + j * rstride, off,
+                               contrib(sh, j, r, len), (MPI_Count)len);
+            }
+        }
+        round_end(sh, r);
+    }
+}
+
+/* ---- setup ------------------------------------------------------------------ */
+
+static void shm_free(struct weft_coll_shm *sh)
+{
+    if (sh != NULL) {
+        weft_shm_region_unmap(sh->base, sh->bytes);
+        free(sh);
+    }
+}
+
+void weft_coll_shm_free(struct weft_coll_comm *cc)
+{
+    shm_free(cc->shm);
+    cc->shm = NULL;
+}
+
+/* AND of ok over comm (rank 0 collects and answers): every rank must agree
+ * whether the region exists, or they would pick different algorithms. */
+static int agree(weft_comm_t *comm, int ok)
+{
+    int tag = weft_coll_next_tag(comm), rc = MPI_SUCCESS;
+    int v   = ok;
+
+    if (comm->rank == 0) {
+        for (int r = 1; r < comm->size && rc == MPI_SUCCESS; r++) {
+            int x = 0;
+            rc    = weft_recv_bytes(&x, sizeof(x), r, tag, comm);
+            v     = v && x;
+        }
+        for (int r = 1; r < comm->size && rc == MPI_SUCCESS; r++) {
+            rc = weft_send_bytes(&v, sizeof(v), r, tag, comm);
+        }
+    } else {
+        rc = weft_send_bytes(&v, sizeof(v), 0, tag, comm);
+        if (rc == MPI_SUCCESS) {
+            rc = weft_recv_bytes(&v, sizeof(v), 0, tag, comm);
+        }
+    }
+    return rc == MPI_SUCCESS && v;
+}
+
+int weft_coll_shm_setup(weft_comm_t *comm)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(comm);
+    struct weft_coll_shm  *sh;
+    weft_comm_t           *node = comm;
+    char                   name[WEFT_SHM_REGION_NAME_MAX] = "";
+    int                    rc, ok;
+
+    if (cc->shm_state != 0) {
+        return MPI_SUCCESS;
+    }
+    if (cc->nodes > 1) {
+        rc = weft_coll_comm_two_level(comm);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        node = cc->node_comm;
+    }
+    sh = calloc(1, sizeof(*sh));
+    ok = sh != NULL;
+    if (sh != NULL) {
+        sh->node  = node;
+        sh->n     = node->size;
+        sh->me    = node->rank;
+        sh->bytes = region_bytes(sh->n);
+    }
+    if (node->size > 1) {
+        int tag = weft_coll_next_tag(node);
+        rc      = MPI_SUCCESS;
+        if (node->rank == 0) {
+            if (sh != NULL) {
+                sh->base = weft_shm_region_create(sh->bytes, name);
+            }
+            if (sh == NULL || sh->base == NULL) {
+                name[0] = '\0';
+            }
+            for (int j = 1; j < node->size && rc == MPI_SUCCESS; j++) {
+                rc = weft_send_bytes(name, sizeof(name), j, tag, node);
+            }
+        } else {
+            rc = weft_recv_bytes(name, sizeof(name), 0, tag, node);
+            if (rc == MPI_SUCCESS && name[0] != '\0' && sh != NULL) {
+                sh->base = weft_shm_region_attach(name, sh->bytes);
+            }
+        }
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        ok = ok && sh->base != NULL;
+    }
+    ok = agree(comm, ok);
+    if (node->rank == 0 && name[0] != '\0') {
+        weft_shm_region_unlink(name); /* everyone attached (or gave up) */
+    }
+    if (!ok) {
+        shm_free(sh);
+        cc->shm_state = -1;
+        return MPI_SUCCESS;
+    }
+    if (sh->base != NULL) {
+        region_carve(sh);
+    }
+    cc->shm       = sh;
+    cc->shm_state = 1;
+    return MPI_SUCCESS;
+}
+
+/* ---- the algorithms ------------------------------------------------------------- */
+
+/* Run alg on a sub-communicator (the leaders' phase) to completion. */
+static int run_sub(weft_coll_args_t *sub)
+{
+    int           alg, rc;
+    weft_sched_t *s;
+
+    sub->nested = 1;
+    alg         = weft_coll_select(sub);
+    if (alg < 0) {
+        return weft_error(MPI_ERR_INTERN, "no %s algorithm for the node leaders",
+                          weft_coll_names[sub->coll]);
+    }
+    s = weft_sched_new(sub->comm);
+    if (s == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a collective schedule");
+    }
+    rc = weft_coll_build(s, alg, sub);
+    if (rc != MPI_SUCCESS) {
+        weft_sched_free(s);
+        return rc;
+    }
+    return weft_sched_run(s);
+}
+
+/* Local index (rank in the node communicator) of comm rank r, which must be
+ * on my node. */
+static int local_index(struct weft_coll_comm *cc, int r)
+{
+    int k = 0;
+    if (cc->nodes == 1) {
+        return r;
+    }
+    for (int i = 0; i < r; i++) {
+        k += cc->node_index[i] == cc->node_index[r];
+    }
+    return k;
+}
+
+static int leader_barrier(void *arg)
+{
+    weft_coll_args_t sub;
+    memset(&sub, 0, sizeof(sub));
+    sub.coll = WEFT_COLL_BARRIER;
+    sub.comm = arg;
+    return run_sub(&sub);
+}
+
+static int barrier_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    struct weft_coll_shm *sh = cc->shm;
+    if (cc->nodes == 1) {
+        return node_barrier(sh, NULL, NULL, sh->n <= BARRIER_ALL_READ_MAX);
+    }
+    (void)a;
+    return node_barrier(sh, cc->leader_comm ? leader_barrier : NULL, cc->leader_comm, 0);
+}
+
+static int bcast_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    struct weft_coll_shm *sh = cc->shm;
+    int                   rc = MPI_SUCCESS, root_node;
+
+    if (cc->nodes == 1) {
+        node_bcast(sh, a->rbuf, a->count, a->dt, a->root);
+        return MPI_SUCCESS;
+    }
+    root_node = cc->node_index[a->root];
+    if (cc->node_id == root_node) {
+        node_bcast(sh, a->rbuf, a->count, a->dt, local_index(cc, a->root));
+    }
+    if (cc->is_leader && cc->leader_comm->size > 1) {
+        weft_coll_args_t sub = *a;
+        sub.comm             = cc->leader_comm;
+        sub.root             = root_node;
+        rc                   = run_sub(&sub);
+    }
+    if (cc->node_id != root_node) {
+        node_bcast(sh, a->rbuf, a->count, a->dt, 0);
+    }
+    return rc;
+}
+
+/* Node leader's accumulator for count elements of dt: rbuf when it has
+ * one to spare, else a temporary (freed by the caller). */
+static void *leader_acc(const weft_coll_args_t *a, int use_rbuf, void **tmp)
+{
+    *tmp = NULL;
+    if (use_rbuf) {
+        return a->rbuf;
+    }
+    *tmp = malloc((size_t)(a->count * a->dt->size) + 1);
+    return *tmp ? (char *)*tmp - a->dt->true_lb : NULL;
+}
+
+static int reduce_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    struct weft_coll_shm *sh   = cc->shm;
+    weft_comm_t          *comm = a->comm;
+    const void           *mine = weft_coll_mydata(a);
+    int                   rc, rl;
+    void                 *tmp, *acc;
+
+    if (cc->nodes == 1) {
+        return node_reduce(sh, mine, a->rbuf, a->count, a->dt, a->op, 0, a->root);
+    }
+    rl  = cc->leader_of[a->root];
+    acc = leader_acc(a, !cc->is_leader || comm->rank == a->root, &tmp);
+    if (acc == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a reduction temporary");
+    }
+    rc = node_reduce(sh, mine, acc, a->count, a->dt, a->op, 0, 0);
+    if (rc == MPI_SUCCESS && cc->is_leader && cc->leader_comm->size > 1) {
+        weft_coll_args_t sub = *a;
+        sub.comm             = cc->leader_comm;
+        sub.root             = cc->node_index[a->root];
+        sub.sbuf             = comm->rank == rl ? MPI_IN_PLACE : acc;
+        sub.rbuf             = acc;
+        rc                   = run_sub(&sub);
+    }
+    if (rc == MPI_SUCCESS && rl != a->root) {
+        if (comm->rank == rl) {
+            rc = weft_send(acc, a->count, a->dt, a->root, weft_coll_next_tag(comm), comm,
+                           WEFT_CTX_COLL);
+        } else {
+            int tag = weft_coll_next_tag(comm);
+            if (comm->rank == a->root) {
+                rc = weft_recv(a->rbuf, a->count, a->dt, rl, tag, comm, WEFT_CTX_COLL,
+                               MPI_STATUS_IGNORE);
+            }
+        }
+    }
+    free(tmp);
+    return rc;
+}
+
+static int allreduce_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    struct weft_coll_shm *sh   = cc->shm;
+    const void           *mine = weft_coll_mydata(a);
+    int                   rc;
+
+    if (cc->nodes == 1) {
+        return node_reduce(sh, mine, a->rbuf, a->count, a->dt, a->op, 1, 0);
+    }
+    rc = node_reduce(sh, mine, a->rbuf, a->count, a->dt, a->op, 0, 0);
+    if (rc == MPI_SUCCESS && cc->is_leader && cc->leader_comm->size > 1) {
+        weft_coll_args_t sub = *a;
+        sub.comm             = cc->leader_comm;
+        sub.sbuf             = MPI_IN_PLACE;
+        rc                   = run_sub(&sub);
+    }
+    node_bcast(sh, a->rbuf, a->count, a->dt, 0);
+    return rc;
+}
+
+static int gather_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc, int all)
+{
+    weft_comm_t *comm = a->comm;
+    int          me = comm->rank, want = all || me == a->root;
+    MPI_Aint     rstride = (MPI_Aint)a->rcount * a->rdt->extent;
+    blocks_t     b = {a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt};
+    MPI_Count    block;
+
+    if (a->sbuf == MPI_IN_PLACE) { /* my block already sits in rbuf */
+        b.sbuf   = (char *)a->rbuf + me * rstride;
+        b.scount = a->rcount;
+        b.sdt    = a->rdt;
+    } else if (want) {
+        weft_dt_copy(a->sbuf, a->scount, a->sdt, (char *)a->rbuf + me * rstride, a->rcount,
+                     a->rdt);
+    }
+    block = b.scount * b.sdt->size;
+    node_gather(cc->shm, &b, block, all, a->root);
+    return MPI_SUCCESS;
+}
+
+int weft_coll_shm_run(int alg, const weft_coll_args_t *a)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+
+    switch (alg) {
+    case WEFT_ALG_BARRIER_INTRA_shm: return barrier_shm(a, cc);
+    case WEFT_ALG_BCAST_INTRA_shm: return bcast_shm(a, cc);
+    case WEFT_ALG_REDUCE_INTRA_shm: return reduce_shm(a, cc);
+    case WEFT_ALG_ALLREDUCE_INTRA_shm: return allreduce_shm(a, cc);
+    case WEFT_ALG_GATHER_INTRA_shm: return gather_shm(a, cc, 0);
+    case WEFT_ALG_ALLGATHER_INTRA_shm: return gather_shm(a, cc, 1);
+    default:
+        return weft_error(MPI_ERR_INTERN, "algorithm %s is not a shared-memory one",
+                          weft_coll_algs[alg].name);
+    }
+}
+
+/* The registry wants a builder per row; these algorithms have no schedule
+ * form (WEFT_R_SHM keeps them off non-blocking and persistent calls). */
+#define NO_SCHEDULE(_coll)                                                                    \
+    int weft_coll_##_coll##_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)            \
+    {                                                                                         \
+        (void)s;                                                                              \
+        (void)a;                                                                              \
+        return weft_error(MPI_ERR_INTERN, "the shm " #_coll " has no schedule form");       \
+    }
+NO_SCHEDULE(barrier)
+NO_SCHEDULE(bcast)
+NO_SCHEDULE(reduce)
+NO_SCHEDULE(allreduce)
+NO_SCHEDULE(gather)
+NO_SCHEDULE(allgather)

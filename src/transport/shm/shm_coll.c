@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Named regions for node-local collectives (see shm_coll.h).
+ */
+#include "transport/shm/shm_coll.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+static void *map_fd(int fd, size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void *weft_shm_region_create(size_t bytes, char name[WEFT_SHM_REGION_NAME_MAX])
+{
+    static unsigned serial;
+    static int      warned;
+    int             fd;
+    void           *p;
+
+    /* pid + per-process serial: unique on the node while we live */
+    snprintf(name, WEFT_SHM_REGION_NAME_MAX, "/weft-coll-%ld-%u", (long)getpid(), serial++);
+    fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd >= 0 && ftruncate(fd, (off_t)bytes) != 0) {
+        int e = errno;
+        close(fd);
+        shm_unlink(name);
+        fd    = -1;
+        errno = e;
+    }
+    p = fd >= 0 ? map_fd(fd, bytes) : NULL;
+    if (p == NULL) {
+        if (!warned) {
+            warned = 1;
+            weft_log_warn("cannot create shared-memory collective region %s (%zu bytes): %s; "
+                          "collectives use point-to-point instead", name, bytes, strerror(errno));
+        }
+        if (fd >= 0) {
+            shm_unlink(name);
+        }
+    }
+    return p;
+}
+
+void *weft_shm_region_attach(const char *name, size_t bytes)
+{
+    int fd = shm_open(name, O_RDWR, 0600);
+    return fd >= 0 ? map_fd(fd, bytes) : NULL;
+}
+
+void weft_shm_region_unlink(const char *name)
+{
+    shm_unlink(name);
+}
+
+void weft_shm_region_unmap(void *base, size_t bytes)
+{
+    if (base != NULL) {
+        munmap(base, bytes);
+    }
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Named shared-memory regions for the collective layer's node-local phase
+ * (one region per communicator and node). The creator makes the region,
+ * the other ranks of the node attach by name (the name travels over
+ * point-to-point, which the collective layer owns), and once everyone has
+ * it mapped the creator unlinks it, so a crash leaves nothing in /dev/shm.
+ */
+#ifndef WEFT_TRANSPORT_SHM_COLL_H
+#define WEFT_TRANSPORT_SHM_COLL_H
+
+#include <stddef.h>
+
+#define WEFT_SHM_REGION_NAME_MAX 64
+
+/* Create and map a zeroed region of bytes (mode 0600); its name goes to
+ * name. NULL on failure (the reason is logged once). */
+void *weft_shm_region_create(size_t bytes, char name[WEFT_SHM_REGION_NAME_MAX]);
+/* Map a region another rank created. NULL on failure. */
+void *weft_shm_region_attach(const char *name, size_t bytes);
+/* Remove the name (mappings stay valid). */
+void  weft_shm_region_unlink(const char *name);
+void  weft_shm_region_unmap(void *base, size_t bytes);
+
+#endif
