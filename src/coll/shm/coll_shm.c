@@ -21,7 +21,8 @@
  * Every data movement is cut into rounds of at most SLOT_BYTES; round r
  * uses buffer r % NBUF, and a rank writes into a buffer only once every
  * rank finished round r - NBUF, so the writer of the next chunk never
- * waits for the readers of the current one. All counters only grow, and
+ * waits for the readers of the current one (and, knowing how far everyone
+ * got, checks again only every few rounds). All counters only grow, and
  * all ranks of the node see the same sequence of rounds (the number of
  * rounds of a call depends only on arguments that must match across
  * ranks), so no counter is ever reset.
@@ -37,8 +38,10 @@
 #include "transport/shm/shm_coll.h"
 #include "util/tunables.h"
 
-#define NBUF         2
-#define SLOT_BYTES   (64u * 1024u)
+/* Eight buffers: a writer re-reads the other ranks' done counters (a cache
+ * miss each) only every few rounds, not before every small message. */
+#define NBUF         8
+#define SLOT_BYTES   (16u * 1024u)
 #define INLINE_BYTES 56u
 /* Up to this many ranks every rank of a one-node barrier reads everyone's
  * counter (one line transfer of latency); above it, a leader collects and
@@ -58,6 +61,7 @@ struct weft_coll_shm {
     weft_comm_t *node;  /* ranks of my node: the parent itself on one node */
     int          n, me;
     uint64_t     round, bar;
+    uint64_t     done_floor; /* every rank finished at least this round */
     void        *base;
     size_t       bytes;
     line_t      *arrive, *release, *post, *reduced, *done, *ready;
@@ -127,9 +131,16 @@ static uint64_t round_begin(struct weft_coll_shm *sh)
 /* Before writing into round r's buffers. */
 static void round_reuse(struct weft_coll_shm *sh, uint64_t r)
 {
-    if (r > NBUF) {
-        wait_all(sh->done, 1, sh->n, sh->me, r - NBUF);
+    if (r <= NBUF || sh->done_floor >= r - NBUF) {
+        return;
     }
+    wait_all(sh->done, 1, sh->n, sh->me, r - NBUF);
+    uint64_t floor = r - 1; /* mine: I am past round r - 1 */
+    for (int j = 0; j < sh->n; j++) {
+        uint64_t d = j == sh->me ? floor : load(&sh->done[j]);
+        floor      = d < floor ? d : floor;
+    }
+    sh->done_floor = floor;
 }
 
 static void round_end(struct weft_coll_shm *sh, uint64_t r)
