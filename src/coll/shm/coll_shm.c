@@ -35,6 +35,7 @@
 #include "core/errors.h"
 #include "core/progress.h"
 #include "core/pt2pt.h"
+#include "core/runtime.h"
 #include "transport/shm/shm_coll.h"
 #include "util/tunables.h"
 
@@ -51,6 +52,8 @@
  * reduces the whole vector itself (one round trip); above, each rank
  * reduces 1/n of it and everyone copies the result. */
 #define REDUCE_ALL_MAX 4096u
+/* Prefetch the next round's buffer for small messages only. */
+#define PREFETCH_MAX 4096u
 
 typedef struct {
     uint64_t      seq;
@@ -148,6 +151,27 @@ static void round_end(struct weft_coll_shm *sh, uint64_t r)
     publish(&sh->done[sh->me], r);
 }
 
+/* Ask for lines in exclusive state ahead of our next write to them (the
+ * readers of the last lap still hold them shared); issued after a round,
+ * it takes the ownership transfer off the next call's critical path. */
+static void prefetch_for_write(const void *p, size_t len)
+{
+    for (size_t at = 0; at < len; at += 64) {
+#if defined(__x86_64__)
+        __asm__ __volatile__("prefetchw %0" ::"m"(((const char *)p)[at]));
+#else
+        __builtin_prefetch((const char *)p + at, 1, 3);
+#endif
+    }
+}
+
+/* Only when every rank is done with that buffer (else the prefetch would
+ * pull lines away from a reader). */
+static int buffer_free(const struct weft_coll_shm *sh, uint64_t r)
+{
+    return r <= NBUF || sh->done_floor >= r - NBUF;
+}
+
 static line_t *post_line(struct weft_coll_shm *sh, int j, uint64_t r)
 {
     return &sh->post[(size_t)j * NBUF + r % NBUF];
@@ -217,6 +241,10 @@ static void node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
             round_reuse(sh, r);
             weft_dt_pack(dt, count, buf, off, data, (MPI_Count)len);
             publish(line, r);
+            if (total <= PREFETCH_MAX && buffer_free(sh, r + 1)) { /* same root next time? */
+                prefetch_for_write(&sh->ready[(r + 1) % NBUF], sizeof(line_t));
+                prefetch_for_write(result_buf(sh, r + 1, (size_t)total), (size_t)total);
+            }
         } else {
             wait_ge(line, r);
             weft_dt_unpack(dt, count, buf, off, data, (MPI_Count)len);
@@ -247,6 +275,12 @@ static int node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf,
         round_reuse(sh, r);
         memcpy(contrib(sh, me, r, total), (const char *)mydata + tlb, total);
         publish(post_line(sh, me, r), r);
+        if (buffer_free(sh, r + 1)) {
+            prefetch_for_write(post_line(sh, me, r + 1), sizeof(line_t));
+            if (total > INLINE_BYTES) {
+                prefetch_for_write(contrib(sh, me, r + 1, total), total);
+            }
+        }
         if (want) {
             wait_all(sh->post + r % NBUF, NBUF, n, me, r);
             /* ((c0 op c1) op ...) evaluated from the right: acc = c[j] op acc */
@@ -309,6 +343,9 @@ static void node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count b
     int      n = sh->n, me = sh->me, want = all || me == lroot;
     MPI_Aint rstride = (MPI_Aint)b->rcount * b->rdt->extent;
 
+    if (n == 1) {
+        return;
+    }
     for (MPI_Count off = 0; off < block; off += SLOT_BYTES) {
         size_t   len = (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
         uint64_t r   = round_begin(sh);
@@ -596,6 +633,107 @@ static int allreduce_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
     return rc;
 }
 
+/* Several nodes: blocks are packed (B bytes each) into one buffer in node
+ * order (node index, then comm rank); each node gathers into its leader's
+ * part of it through the region, leaders run gatherv / allgatherv on the
+ * leader communicator, and the full buffer reaches the root (or, through
+ * the region again, every rank), which unpacks it in comm rank order. */
+static int gather_nodes(const weft_coll_args_t *a, struct weft_coll_comm *cc, const blocks_t *mine,
+                        MPI_Count block, int all)
+{
+    weft_comm_t *comm = a->comm;
+    int          p = comm->size, nodes = cc->nodes, rc = MPI_SUCCESS, root_node;
+    int          want = all || comm->rank == a->root;
+    int         *order = malloc((size_t)p * sizeof(int));
+    MPI_Count   *counts = calloc((size_t)nodes, sizeof(MPI_Count));
+    MPI_Aint    *displs = calloc((size_t)nodes, sizeof(MPI_Aint));
+    char        *full   = NULL;
+
+    root_node = all ? 0 : cc->node_index[a->root];
+    if (order == NULL || counts == NULL || displs == NULL) {
+        weft_runtime_abort(1, "out of memory (gather node layout)");
+    }
+    for (int r = 0; r < p; r++) {
+        counts[cc->node_index[r]] += block;
+    }
+    for (int k = 1; k < nodes; k++) {
+        displs[k] = displs[k - 1] + (MPI_Aint)counts[k - 1];
+    }
+    for (int k = 0, i = 0; k < nodes; k++) {
+        for (int r = 0; r < p; r++) {
+            if (cc->node_index[r] == k) {
+                order[i++] = r;
+            }
+        }
+    }
+    if (block == 0) {
+        goto out;
+    }
+    if (cc->is_leader || want) {
+        /* every rank of the node must take part in the region's rounds, so
+         * there is no way to drop out cleanly here */
+        full = malloc((size_t)(p * block));
+        if (full == NULL) {
+            weft_runtime_abort(1, "out of memory (gather staging buffer)");
+        }
+    }
+    /* node phase: my node's blocks into the leader's part of full (rank
+     * order inside a node is local order, since node ranks follow comm
+     * ranks); it runs even after an allocation failure elsewhere so the
+     * region's rounds stay in step */
+    {
+        blocks_t nb = *mine;
+        char    *at = cc->is_leader ? full + displs[cc->node_id] : NULL;
+        nb.rbuf     = at;
+        nb.rcount   = block;
+        nb.rdt      = weft_coll_byte;
+        if (cc->is_leader) {
+            weft_dt_pack(mine->sdt, mine->scount, mine->sbuf, 0, at, block);
+        }
+        node_gather(cc->shm, &nb, block, 0, 0);
+    }
+    if (rc == MPI_SUCCESS && cc->is_leader && cc->leader_comm->size > 1) {
+        weft_coll_args_t sub;
+        memset(&sub, 0, sizeof(sub));
+        sub.coll    = all ? WEFT_COLL_ALLGATHERV : WEFT_COLL_GATHERV;
+        sub.comm    = cc->leader_comm;
+        sub.blocking = 1;
+        sub.sbuf    = (all || cc->node_id == root_node) ? MPI_IN_PLACE : full + displs[cc->node_id];
+        sub.scount  = counts[cc->node_id];
+        sub.sdt     = weft_coll_byte;
+        sub.rbuf    = full;
+        sub.rcounts = counts;
+        sub.rdispls = displs;
+        sub.rdt     = weft_coll_byte;
+        sub.root    = root_node;
+        rc          = run_sub(&sub);
+    }
+    if (all) {
+        node_bcast(cc->shm, full, p * block, weft_coll_byte, 0);
+    } else if (cc->leader_of[a->root] != a->root) {
+        int rl = cc->leader_of[a->root], tag = weft_coll_next_tag(comm);
+        if (comm->rank == rl && rc == MPI_SUCCESS) {
+            rc = weft_send(full, p * block, weft_coll_byte, a->root, tag, comm, WEFT_CTX_COLL);
+        } else if (comm->rank == a->root && rc == MPI_SUCCESS) {
+            rc = weft_recv(full, p * block, weft_coll_byte, rl, tag, comm, WEFT_CTX_COLL,
+                           MPI_STATUS_IGNORE);
+        }
+    }
+    if (rc == MPI_SUCCESS && want) {
+        MPI_Aint rstride = (MPI_Aint)a->rcount * a->rdt->extent;
+        for (int i = 0; i < p; i++) {
+            weft_dt_unpack(a->rdt, a->rcount, (char *)a->rbuf + order[i] * rstride, 0,
+                           full + (MPI_Aint)i * block, block);
+        }
+    }
+out:
+    free(full);
+    free(order);
+    free(counts);
+    free(displs);
+    return rc;
+}
+
 static int gather_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc, int all)
 {
     weft_comm_t *comm = a->comm;
@@ -608,11 +746,15 @@ static int gather_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc, int 
         b.sbuf   = (char *)a->rbuf + me * rstride;
         b.scount = a->rcount;
         b.sdt    = a->rdt;
-    } else if (want) {
+    }
+    block = b.scount * b.sdt->size;
+    if (cc->nodes > 1) {
+        return gather_nodes(a, cc, &b, block, all);
+    }
+    if (want && a->sbuf != MPI_IN_PLACE) {
         weft_dt_copy(a->sbuf, a->scount, a->sdt, (char *)a->rbuf + me * rstride, a->rcount,
                      a->rdt);
     }
-    block = b.scount * b.sdt->size;
     node_gather(cc->shm, &b, block, all, a->root);
     return MPI_SUCCESS;
 }
