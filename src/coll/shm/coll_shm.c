@@ -420,6 +420,9 @@ int weft_coll_shm_setup(weft_comm_t *comm)
     if (cc->shm_state != 0) {
         return MPI_SUCCESS;
     }
+    if (weft_coll_byte == NULL) { /* normally set by the first schedule */
+        weft_coll_byte = weft_datatype_from_handle(MPI_BYTE);
+    }
     if (cc->nodes > 1) {
         rc = weft_coll_comm_two_level(comm);
         if (rc != MPI_SUCCESS) {
