@@ -15,7 +15,10 @@
  *                              the same line, so a small message is one line)
  *   reduced[n]                 "my piece of round r's reduction is done"
  *   done[n]                    "I finished round r" (buffer reuse)
- *   ready[NBUF]                broadcast chunk of round r is in place
+ *   ready[NBUF][PKT_LINES]     broadcast chunk of round r: up to PKT_MAX
+ *                              bytes spread over lines that each carry their
+ *                              own counter (readers fetch them all at once),
+ *                              else line 0 flags a chunk in result[]
  *   slots[n][NBUF][SLOT_BYTES] contributions larger than a line
  *   result[NBUF][SLOT_BYTES]   broadcast chunks and reduction results
  * Every data movement is cut into rounds of at most SLOT_BYTES; round r
@@ -54,6 +57,11 @@
 #define REDUCE_ALL_MAX 4096u
 /* Prefetch the next round's buffer for small messages only. */
 #define PREFETCH_MAX 4096u
+/* Broadcast chunks up to PKT_MAX bytes travel as "packets": INLINE_BYTES
+ * per line, each line with its own counter, so a reader needs one round
+ * trip for all of them instead of one for a flag and one for the data. */
+#define PKT_LINES 8
+#define PKT_MAX   (PKT_LINES * INLINE_BYTES)
 
 typedef struct {
     uint64_t      seq;
@@ -73,7 +81,7 @@ struct weft_coll_shm {
 
 static size_t region_bytes(int n)
 {
-    size_t lines = (size_t)n * (3 + NBUF) + 1 + NBUF;
+    size_t lines = (size_t)n * (3 + NBUF) + 1 + (size_t)NBUF * PKT_LINES;
     return lines * sizeof(line_t) + (size_t)(n + 1) * NBUF * SLOT_BYTES;
 }
 
@@ -87,7 +95,7 @@ static void region_carve(struct weft_coll_shm *sh)
     sh->reduced = sh->post + (size_t)n * NBUF;
     sh->done    = sh->reduced + n;
     sh->ready   = sh->done + n;
-    sh->slots   = (char *)(sh->ready + NBUF);
+    sh->slots   = (char *)(sh->ready + NBUF * PKT_LINES);
     sh->result  = sh->slots + (size_t)n * NBUF * SLOT_BYTES;
 }
 
@@ -186,12 +194,9 @@ static unsigned char *contrib(struct weft_coll_shm *sh, int j, uint64_t r, size_
     return (unsigned char *)sh->slots + ((size_t)j * NBUF + r % NBUF) * SLOT_BYTES;
 }
 
-static unsigned char *result_buf(struct weft_coll_shm *sh, uint64_t r, size_t len)
+static line_t *ready_pkt(struct weft_coll_shm *sh, uint64_t r)
 {
-    if (len <= INLINE_BYTES) {
-        return sh->ready[r % NBUF].data;
-    }
-    return (unsigned char *)sh->result + (r % NBUF) * SLOT_BYTES;
+    return &sh->ready[(r % NBUF) * PKT_LINES];
 }
 
 /* ---- node-level operations ------------------------------------------------ */
@@ -235,18 +240,35 @@ static void node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
     for (MPI_Count off = 0; off < total; off += SLOT_BYTES) {
         size_t         len  = (size_t)(total - off < SLOT_BYTES ? total - off : SLOT_BYTES);
         uint64_t       r    = round_begin(sh);
-        line_t        *line = &sh->ready[r % NBUF];
-        unsigned char *data = result_buf(sh, r, len);
+        line_t        *pkt  = ready_pkt(sh, r);
+        unsigned char *data = (unsigned char *)sh->result + (r % NBUF) * SLOT_BYTES;
+        int            lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
         if (sh->me == lroot) {
             round_reuse(sh, r);
-            weft_dt_pack(dt, count, buf, off, data, (MPI_Count)len);
-            publish(line, r);
+            if (lines > 0) {
+                for (int i = 0; i < lines; i++) {
+                    MPI_Count at = (MPI_Count)i * INLINE_BYTES;
+                    MPI_Count n  = (MPI_Count)len - at < INLINE_BYTES ? (MPI_Count)len - at
+                                                                       : INLINE_BYTES;
+                    weft_dt_pack(dt, count, buf, off + at, pkt[i].data, n);
+                    publish(&pkt[i], r);
+                }
+            } else {
+                weft_dt_pack(dt, count, buf, off, data, (MPI_Count)len);
+                publish(&pkt[0], r);
+            }
             if (total <= PREFETCH_MAX && buffer_free(sh, r + 1)) { /* same root next time? */
-                prefetch_for_write(&sh->ready[(r + 1) % NBUF], sizeof(line_t));
-                prefetch_for_write(result_buf(sh, r + 1, (size_t)total), (size_t)total);
+                prefetch_for_write(ready_pkt(sh, r + 1), sizeof(line_t) * (size_t)(lines ? lines : 1));
+            }
+        } else if (lines > 0) {
+            for (int i = 0; i < lines; i++) {
+                MPI_Count at = (MPI_Count)i * INLINE_BYTES;
+                MPI_Count n  = (MPI_Count)len - at < INLINE_BYTES ? (MPI_Count)len - at : INLINE_BYTES;
+                wait_ge(&pkt[i], r);
+                weft_dt_unpack(dt, count, buf, off + at, pkt[i].data, n);
             }
         } else {
-            wait_ge(line, r);
+            wait_ge(&pkt[0], r);
             weft_dt_unpack(dt, count, buf, off, data, (MPI_Count)len);
         }
         round_end(sh, r);
