@@ -6,7 +6,15 @@
  * answers. One-way latency = round trip / 2. Nothing an MPI library does
  * on shared memory can beat this number.
  *
- * Usage: pingpong [-i iterations] [-c cpu0,cpu1] [--json FILE]
+ * --lines 2: one line per direction instead (rank 0 writes k into line A
+ * and waits for k in line B; rank 1 the reverse), the layout of any
+ * channel whose two directions carry independent messages, such as a pair
+ * of rings. On the Sapphire Rapids VM of docs/performance.md this floor is
+ * about twice the single-line one: the writer must first take the line
+ * back from the reader that is polling it, and that ownership transfer is
+ * not overlapped with the reader's fetch as it is when one line bounces.
+ *
+ * Usage: pingpong [-i iterations] [-c cpu0,cpu1] [--lines 1|2] [--json FILE]
  */
 #include "lim.h"
 
@@ -32,7 +40,7 @@ static void pause_cpu(void)
 int main(int argc, char **argv)
 {
     long iters = 1000000, warm = 10000, i;
-    int cpu0, cpu1, status = 0, have = 0;
+    int cpu0, cpu1, status = 0, have = 0, lines = 1;
     const char *json = NULL;
     line_t *line;
     pid_t pid;
@@ -46,10 +54,17 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
             if (sscanf(argv[++i], "%d,%d", &cpu0, &cpu1) == 2)
                 have = 1;
+        } else if (!strcmp(argv[i], "--lines") && i + 1 < argc) {
+            lines = atoi(argv[++i]);
+            if (lines != 1 && lines != 2) {
+                fprintf(stderr, "%s: --lines takes 1 or 2\n", argv[0]);
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--json") && i + 1 < argc)
             json = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [-i iterations] [-c cpu0,cpu1] [--json FILE]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-i iterations] [-c cpu0,cpu1] [--lines 1|2] [--json FILE]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -60,7 +75,8 @@ int main(int argc, char **argv)
         perror("mmap");
         return 1;
     }
-    atomic_store(&line->flag, 0);
+    atomic_store(&line[0].flag, 0);
+    atomic_store(&line[1].flag, 0);
 
     pid = fork();
     if (pid < 0) {
@@ -72,9 +88,11 @@ int main(int argc, char **argv)
         if (have)
             lim_pin(cpu1);
         for (want = 1; want < (uint64_t)(2 * (iters + warm)); want += 2) {
-            while (atomic_load_explicit(&line->flag, memory_order_acquire) != want)
+            line_t *in = &line[0], *out = &line[lines - 1];
+            uint64_t seen = lines == 1 ? want : (want + 1) / 2, reply = lines == 1 ? want + 1 : seen;
+            while (atomic_load_explicit(&in->flag, memory_order_acquire) != seen)
                 pause_cpu();
-            atomic_store_explicit(&line->flag, want + 1, memory_order_release);
+            atomic_store_explicit(&out->flag, reply, memory_order_release);
         }
         _exit(0);
     }
@@ -82,18 +100,22 @@ int main(int argc, char **argv)
         lim_pin(cpu0);
     t0 = 0;
     for (i = 0; i < iters + warm; i++) {
-        uint64_t v = 2 * (uint64_t)i + 1;
+        /* one line: write 2i+1, wait for 2i+2; two lines: write i+1 to
+         * line 0, wait for i+1 in line 1 */
+        uint64_t v = lines == 1 ? 2 * (uint64_t)i + 1 : (uint64_t)i + 1;
+        uint64_t back = lines == 1 ? v + 1 : v;
         if (i == warm)
             t0 = lim_now();
-        atomic_store_explicit(&line->flag, v, memory_order_release);
-        while (atomic_load_explicit(&line->flag, memory_order_acquire) != v + 1)
+        atomic_store_explicit(&line[0].flag, v, memory_order_release);
+        while (atomic_load_explicit(&line[lines - 1].flag, memory_order_acquire) != back)
             pause_cpu();
     }
     t1 = lim_now();
     waitpid(pid, &status, 0);
     oneway = (t1 - t0) * 1e6 / (2.0 * iters);
 
-    printf("# weft-bench limit: shared-memory cache-line ping-pong\n");
+    printf("# weft-bench limit: shared-memory cache-line ping-pong (%s)\n",
+           lines == 1 ? "one line" : "one line per direction");
     if (have)
         printf("# CPUs: %d and %d\n", cpu0, cpu1);
     else
@@ -112,8 +134,8 @@ int main(int argc, char **argv)
                 "{\"format\": \"weft-bench-1\", \"benchmark\": \"limit_pingpong\", \"library\": "
                 "\"hardware limit\", \"nprocs\": 2, \"records\": [{\"benchmark\": \"limit_pingpong\", "
                 "\"library\": \"hardware limit\", \"nprocs\": 2, \"size\": 0, \"latency_us\": %.4f, "
-                "\"cpus\": [%d, %d]}]}\n",
-                oneway, cpu0, cpu1);
+                "\"lines\": %d, \"cpus\": [%d, %d]}]}\n",
+                oneway, lines, cpu0, cpu1);
         fclose(f);
     }
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;

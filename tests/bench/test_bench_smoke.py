@@ -317,6 +317,16 @@ def test_limits(bindir, tmp_path):
     assert p.returncode == 0, p.stderr
     assert re.search(r"^one-way\s+[\d.]+$", p.stdout, re.M), p.stdout
     assert json.loads((tmp_path / "pp.json").read_text())["records"][0]["latency_us"] > 0
+    p = subprocess.run([os.path.join(bindir, "limit_pingpong"), "-i", "2000", "--lines", "2",
+                        "--json", str(tmp_path / "pp2.json")], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "one line per direction" in p.stdout, p.stdout
+    rec = json.loads((tmp_path / "pp2.json").read_text())["records"][0]
+    assert rec["lines"] == 2 and rec["latency_us"] > 0
+    p = subprocess.run([os.path.join(bindir, "limit_pingpong"), "--lines", "3"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "--lines takes 1 or 2" in p.stderr
     p = subprocess.run([os.path.join(bindir, "limit_copy_bw"), "-m", "64:4K", "--json",
                         str(tmp_path / "cb.json")], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
