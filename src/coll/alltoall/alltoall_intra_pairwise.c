@@ -105,11 +105,12 @@ static int pairwise(weft_sched_t *s, const weft_coll_args_t *a)
         int         dst = (rank + i) % n, src = (rank - i + n) % n;
         const void *sp  = blk(&snd, dst, &sc, &st);
         void       *rp  = blk(&rcv, src, &rc2, &rt);
-        if (sc * st->size > 0 || !a->scounts) {
-            WEFT_TRY(rc, weft_sched_send(s, sp, sc, st, dst, comm));
-        }
+        /* receive first: the send then sees an exchange (no cooperative copy) */
         if (rc2 * rt->size > 0 || !a->rcounts) {
             WEFT_TRY(rc, weft_sched_recv(s, rp, rc2, rt, src, comm));
+        }
+        if (sc * st->size > 0 || !a->scounts) {
+            WEFT_TRY(rc, weft_sched_send(s, sp, sc, st, dst, comm));
         }
         WEFT_TRY(rc, weft_sched_fence(s));
     }
