@@ -16,21 +16,31 @@ static int ring(weft_sched_t *s, const weft_coll_args_t *a, const MPI_Count *cou
 
 #define CNT(_i) (counts ? counts[_i] : a->rcount)
 #define DSP(_i) (displs ? displs[_i] : (MPI_Aint)(_i) * a->rcount)
-    if (a->sbuf != MPI_IN_PLACE) {
-        WEFT_TRY(rc, weft_sched_copy(s, a->sbuf, a->scount, a->sdt,
-                                     weft_coll_elem(a->rbuf, DSP(rank), a->rdt), CNT(rank), a->rdt));
-    }
+    /* Step 0 sends my block from sbuf, and the copy into rbuf follows the
+     * posted transfers: a peer reading lines we just wrote is much slower
+     * (see allgather_intra_recursive_doubling.c). */
     for (int i = 0; i < n - 1; i++) {
         int sb = (rank - i + n) % n, rb = (rank - i - 1 + n) % n;
-        if (CNT(sb) > 0) {
-            WEFT_TRY(rc, weft_sched_send(s, weft_coll_elem(a->rbuf, DSP(sb), a->rdt), CNT(sb),
-                                         a->rdt, right, comm));
-        }
         if (CNT(rb) > 0) {
             WEFT_TRY(rc, weft_sched_recv(s, weft_coll_elem(a->rbuf, DSP(rb), a->rdt), CNT(rb),
                                          a->rdt, left, comm));
         }
+        if (i == 0 && a->sbuf != MPI_IN_PLACE) {
+            if (a->scount * a->sdt->size > 0) {
+                WEFT_TRY(rc, weft_sched_send(s, a->sbuf, a->scount, a->sdt, right, comm));
+            }
+            WEFT_TRY(rc, weft_sched_copy(s, a->sbuf, a->scount, a->sdt,
+                                         weft_coll_elem(a->rbuf, DSP(rank), a->rdt), CNT(rank),
+                                         a->rdt));
+        } else if (CNT(sb) > 0) {
+            WEFT_TRY(rc, weft_sched_send(s, weft_coll_elem(a->rbuf, DSP(sb), a->rdt), CNT(sb),
+                                         a->rdt, right, comm));
+        }
         WEFT_TRY(rc, weft_sched_fence(s));
+    }
+    if (n == 1 && a->sbuf != MPI_IN_PLACE) {
+        WEFT_TRY(rc, weft_sched_copy(s, a->sbuf, a->scount, a->sdt,
+                                     weft_coll_elem(a->rbuf, DSP(rank), a->rdt), CNT(rank), a->rdt));
     }
 #undef CNT
 #undef DSP

@@ -85,6 +85,15 @@ static int inplace_copy(weft_sched_t *s, const weft_coll_args_t *a, side_t *snd,
                            weft_coll_byte);
 }
 
+static int own_block_copy(weft_sched_t *s, const side_t *snd, const side_t *rcv, int rank)
+{
+    MPI_Count        sc, rc2;
+    weft_datatype_t *st, *rt;
+    void            *rp = blk(rcv, rank, &rc2, &rt);
+    const void      *sp = blk(snd, rank, &sc, &st);
+    return weft_sched_copy(s, sp, sc, st, rp, rc2, rt);
+}
+
 static int pairwise(weft_sched_t *s, const weft_coll_args_t *a)
 {
     weft_comm_t *comm = a->comm;
@@ -96,10 +105,6 @@ static int pairwise(weft_sched_t *s, const weft_coll_args_t *a)
     sides(a, &snd, &rcv);
     if (a->sbuf == MPI_IN_PLACE) {
         WEFT_TRY(rc, inplace_copy(s, a, &snd, &rcv));
-    } else {
-        void       *rp = blk(&rcv, rank, &rc2, &rt);
-        const void *sp = blk(&snd, rank, &sc, &st);
-        WEFT_TRY(rc, weft_sched_copy(s, sp, sc, st, rp, rc2, rt));
     }
     for (int i = 1; i < n; i++) {
         int         dst = (rank + i) % n, src = (rank - i + n) % n;
@@ -112,7 +117,13 @@ static int pairwise(weft_sched_t *s, const weft_coll_args_t *a)
         if (sc * st->size > 0 || !a->scounts) {
             WEFT_TRY(rc, weft_sched_send(s, sp, sc, st, dst, comm));
         }
+        if (i == 1 && a->sbuf != MPI_IN_PLACE) { /* my own block, while the first exchange runs */
+            WEFT_TRY(rc, own_block_copy(s, &snd, &rcv, rank));
+        }
         WEFT_TRY(rc, weft_sched_fence(s));
+    }
+    if (n == 1 && a->sbuf != MPI_IN_PLACE) {
+        WEFT_TRY(rc, own_block_copy(s, &snd, &rcv, rank));
     }
     return rc;
 }
