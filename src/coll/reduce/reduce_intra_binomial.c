@@ -26,25 +26,34 @@ int weft_coll_reduce_binomial_raw(weft_sched_t *s, weft_comm_t *comm, const void
             WEFT_TRY(rc, weft_sched_send(s, cur, count, dt, (rel - mask + troot) % n, comm));
             break;
         }
-        int src = rel | mask;
+        int src = rel | mask, from;
         if (src >= n) {
             continue;
         }
-        if (t == NULL) {
-            t = weft_sched_tmp(s, count, dt);
-            if (holder && troot == root && result != NULL) {
-                w = result;
-            } else {
-                w = weft_sched_tmp(s, count, dt);
-            }
-            if (t == NULL || w == NULL) {
+        from = (src + troot) % n;
+        if (w == NULL) {
+            w = holder && troot == root && result != NULL ? result : weft_sched_tmp(s, count, dt);
+            if (w == NULL) {
                 return MPI_ERR_NO_MEM;
             }
             if (w != mine) {
-                WEFT_TRY(rc, weft_sched_copy(s, mine, count, dt, w, count, dt));
+                /* first child straight into the accumulator, then
+                 * w = mine op child (mine covers the lower ranks): no copy
+                 * of mine, and the reduction reads it while still clean */
+                WEFT_TRY(rc, weft_sched_recv(s, w, count, dt, from, comm));
+                WEFT_TRY(rc, weft_sched_fence(s));
+                WEFT_TRY(rc, weft_sched_reduce(s, mine, w, count, dt, op));
+                cur = w;
+                continue;
             }
         }
-        WEFT_TRY(rc, weft_sched_recv(s, t, count, dt, (src + troot) % n, comm));
+        if (t == NULL) {
+            t = weft_sched_tmp(s, count, dt);
+            if (t == NULL) {
+                return MPI_ERR_NO_MEM;
+            }
+        }
+        WEFT_TRY(rc, weft_sched_recv(s, t, count, dt, from, comm));
         WEFT_TRY(rc, weft_sched_fence(s));
         if (commute) {
             WEFT_TRY(rc, weft_sched_reduce(s, t, w, count, dt, op));
