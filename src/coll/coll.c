@@ -702,6 +702,25 @@ int weft_coll_select(const weft_coll_args_t *a)
     return alg;
 }
 
+weft_sched_t *weft_coll_schedule(int alg, const weft_coll_args_t *a, int *rc)
+{
+    weft_sched_t *s = weft_sched_new(a->comm);
+
+    if (s == NULL) {
+        *rc = weft_error(MPI_ERR_NO_MEM, "no memory for a collective schedule");
+        return NULL;
+    }
+    *rc = weft_coll_build(s, alg, a);
+    if (*rc != MPI_SUCCESS) {
+        weft_sched_free(s);
+        if (*rc == MPI_ERR_NO_MEM) {
+            *rc = weft_error(*rc, "no memory for a collective schedule");
+        }
+        return NULL;
+    }
+    return s;
+}
+
 int weft_coll_build(weft_sched_t *s, int alg, const weft_coll_args_t *a)
 {
     int rc = weft_sched_use(s, a->comm);

@@ -224,14 +224,9 @@ static int run(weft_coll_args_t *a, int mode, MPI_Request *request)
     if (direct_ok(alg, a, mode)) {
         return run_direct(alg, a);
     }
-    s = weft_sched_new(a->comm);
+    s = weft_coll_schedule(alg, a, &rc);
     if (s == NULL) {
-        return weft_error(MPI_ERR_NO_MEM, "no memory for a collective schedule");
-    }
-    rc = weft_coll_build(s, alg, a);
-    if (rc != MPI_SUCCESS) {
-        weft_sched_free(s);
-        return rc == MPI_ERR_NO_MEM ? weft_error(rc, "no memory for a collective schedule") : rc;
+        return rc;
     }
     if (mode == MODE_BLOCKING) {
         return weft_sched_run(s);

@@ -178,6 +178,9 @@ extern const weft_coll_alg_t weft_coll_algs[WEFT_ALG_COUNT];
 int weft_coll_select(const weft_coll_args_t *a);
 /* Append algorithm alg's steps for a (checks nothing). */
 int weft_coll_build(weft_sched_t *s, int alg, const weft_coll_args_t *a);
+/* A new schedule on a->comm holding alg's steps, or NULL with the MPI error
+ * (reason recorded) in *rc. */
+weft_sched_t *weft_coll_schedule(int alg, const weft_coll_args_t *a, int *rc);
 /* Does alg accept the call? 1/0. */
 int weft_coll_alg_ok(int alg, const weft_coll_args_t *a);
 

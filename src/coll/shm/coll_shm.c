@@ -515,16 +515,8 @@ static int run_sub(weft_coll_args_t *sub)
         return weft_error(MPI_ERR_INTERN, "no %s algorithm for the node leaders",
                           weft_coll_names[sub->coll]);
     }
-    s = weft_sched_new(sub->comm);
-    if (s == NULL) {
-        return weft_error(MPI_ERR_NO_MEM, "no memory for a collective schedule");
-    }
-    rc = weft_coll_build(s, alg, sub);
-    if (rc != MPI_SUCCESS) {
-        weft_sched_free(s);
-        return rc;
-    }
-    return weft_sched_run(s);
+    s = weft_coll_schedule(alg, sub, &rc);
+    return s == NULL ? rc : weft_sched_run(s);
 }
 
 /* Local index (rank in the node communicator) of comm rank r, which must be
