@@ -555,6 +555,8 @@ static int shm_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
         return 0;
     }
     switch (a->coll) {
+    case WEFT_COLL_ALLTOALL:
+        return cc->nodes == 1;
     case WEFT_COLL_REDUCE:
     case WEFT_COLL_ALLREDUCE:
         return a->dt->is_contig && (cc->nodes == 1 || weft_op_is_commutative(a->op));

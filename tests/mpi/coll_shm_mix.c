@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * The shared-memory collectives (src/coll/shm) next to everything that can
+ * The shared-memory collectives (src/coll/shm, alltoall included) next to everything that can
  * disturb them: a non-blocking collective and a large point-to-point
  * message in flight across blocking shm calls on the same communicator;
  * communicators created and freed in a loop (each makes and drops its own
@@ -76,6 +76,23 @@ static void round_of_calls(MPI_Comm comm, int it)
             CHECK(g[r * count + count - 1] == r + count - 1 + it, "gather it %d from %d", it, r);
         }
     }
+    /* alltoall, then in place: block r of rank me carries (me, r, i) */
+    long *t = malloc((size_t)count * (size_t)n * sizeof(long));
+    for (int r = 0; r < n; r++) {
+        for (long i = 0; i < count; i++) {
+            t[r * count + i] = (long)me * 1000003L + r * 1009L + i + it;
+        }
+    }
+    CHECK_OK(MPI_Alltoall(t, (int)count, MPI_LONG, g, (int)count, MPI_LONG, comm));
+    CHECK_OK(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t, (int)count, MPI_LONG, comm));
+    for (int r = 0; r < n; r++) {
+        for (long i = 0; i < count; i += 61) {
+            long want = (long)r * 1000003L + me * 1009L + i + it;
+            CHECK(g[r * count + i] == want, "alltoall it %d from %d elem %ld", it, r, i);
+            CHECK(t[r * count + i] == want, "alltoall in place it %d from %d elem %ld", it, r, i);
+        }
+    }
+    free(t);
     CHECK_OK(MPI_Barrier(comm));
     free(a);
     free(b);

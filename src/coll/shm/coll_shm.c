@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * Shared-memory-aware collectives: the node-local phase goes through a
+ * Shared-memory-aware collectives (and a one-node alltoall): the node-local phase goes through a
  * region shared by the ranks of one node (one region per communicator,
  * created at the first call that selects one of these algorithms); with
  * several nodes, the node leaders run the inter-node phase with an ordinary
@@ -776,6 +776,45 @@ static int gather_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc, int 
     return MPI_SUCCESS;
 }
 
+/* One node: every rank packs all its outgoing blocks into its slot (block
+ * j at j * piece), then unpacks block `me` of every other rank's slot.
+ * Rounds cover the same byte range of every block, so MPI_IN_PLACE works:
+ * a range is packed before it is overwritten. */
+static int alltoall_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    struct weft_coll_shm *sh = cc->shm;
+    int                   n = sh->n, me = sh->me, inplace = a->sbuf == MPI_IN_PLACE;
+    const char           *sbuf   = inplace ? a->rbuf : a->sbuf;
+    MPI_Count             scount = inplace ? a->rcount : a->scount;
+    weft_datatype_t      *sdt    = inplace ? a->rdt : a->sdt;
+    MPI_Aint              sstride = (MPI_Aint)scount * sdt->extent;
+    MPI_Aint              rstride = (MPI_Aint)a->rcount * a->rdt->extent;
+    MPI_Count             block   = scount * sdt->size;
+    MPI_Count             piece   = SLOT_BYTES / (MPI_Count)n;
+
+    for (MPI_Count off = 0; off < block; off += piece) {
+        size_t   len = (size_t)(block - off < piece ? block - off : piece);
+        size_t   all = len * (size_t)n; /* this round's bytes per slot */
+        uint64_t r   = round_begin(sh);
+        unsigned char *mine = contrib(sh, me, r, all);
+        round_reuse(sh, r);
+        for (int j = 0; j < n; j++) {
+            weft_dt_pack(sdt, scount, sbuf + j * sstride, off, mine + (size_t)j * len,
+                         (MPI_Count)len);
+        }
+        publish(post_line(sh, me, r), r);
+        for (int j = 0; j < n; j++) {
+            if (j != me) {
+                wait_ge(post_line(sh, j, r), r);
+            }
+            weft_dt_unpack(a->rdt, a->rcount, (char *)a->rbuf + j * rstride, off,
+                           contrib(sh, j, r, all) + (size_t)me * len, (MPI_Count)len);
+        }
+        round_end(sh, r);
+    }
+    return MPI_SUCCESS;
+}
+
 int weft_coll_shm_run(int alg, const weft_coll_args_t *a)
 {
     struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
@@ -787,6 +826,7 @@ int weft_coll_shm_run(int alg, const weft_coll_args_t *a)
     case WEFT_ALG_ALLREDUCE_INTRA_shm: return allreduce_shm(a, cc);
     case WEFT_ALG_GATHER_INTRA_shm: return gather_shm(a, cc, 0);
     case WEFT_ALG_ALLGATHER_INTRA_shm: return gather_shm(a, cc, 1);
+    case WEFT_ALG_ALLTOALL_INTRA_shm: return alltoall_shm(a, cc);
     default:
         return weft_error(MPI_ERR_INTERN, "algorithm %s is not a shared-memory one",
                           weft_coll_algs[alg].name);
@@ -808,3 +848,4 @@ NO_SCHEDULE(reduce)
 NO_SCHEDULE(allreduce)
 NO_SCHEDULE(gather)
 NO_SCHEDULE(allgather)
+NO_SCHEDULE(alltoall)
