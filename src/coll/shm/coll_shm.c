@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * Shared-memory-aware collectives (and a one-node alltoall): the node-local phase goes through a
- * region shared by the ranks of one node (one region per communicator,
- * created at the first call that selects one of these algorithms); with
- * several nodes, the node leaders run the inter-node phase with an ordinary
- * point-to-point schedule on the leader communicator. Blocking calls only:
- * they run directly, not as schedules.
+ * Shared-memory-aware collectives (and a one-node alltoall): the node-local
+ * phase goes through a region shared by the ranks of one node (one region
+ * per communicator, created at the first call that selects one of these
+ * algorithms); with several nodes, the node leaders run the inter-node phase
+ * with an ordinary point-to-point schedule on the leader communicator.
+ * Blocking calls only: they run directly, not as schedules.
  *
  * Region (n = ranks of the node), every entry one cache line:
  *   arrive[n] release          barrier counters
@@ -19,8 +19,10 @@
  *                              bytes spread over lines that each carry their
  *                              own counter (readers fetch them all at once),
  *                              else line 0 flags a chunk in result[]
- *   slots[n][NBUF][SLOT_BYTES] contributions larger than a line
- *   result[NBUF][SLOT_BYTES]   broadcast chunks and reduction results
+ *   slots[n][NBUF][SLOT_BYTES] contributions larger than a line (large
+ *                              reductions combine in place in the last
+ *                              rank's slot, each rank its 1/n piece)
+ *   result[NBUF][SLOT_BYTES]   broadcast chunks larger than a packet
  * Every data movement is cut into rounds of at most SLOT_BYTES; round r
  * uses buffer r % NBUF, and a rank writes into a buffer only once every
  * rank finished round r - NBUF, so the writer of the next chunk never
@@ -40,7 +42,6 @@
 #include "core/pt2pt.h"
 #include "core/runtime.h"
 #include "transport/shm/shm_coll.h"
-#include "util/tunables.h"
 
 /* Eight buffers: a writer re-reads the other ranks' done counters (a cache
  * miss each) only every few rounds, not before every small message. */
