@@ -485,7 +485,6 @@ static void on_message(int peer, const weft_shm_msg_t *m)
 
 /* ---- sending ----------------------------------------------------------- */
 
-/* Try to put a send into its ring; returns 0 when done, -1 when no room. */
 /* Is this process itself waiting for a large message? Then traffic runs
  * both ways (alltoall, bidirectional streams) and both processes are busy
  * copying anyway: a cooperative copy would only add chunk hand-offs
@@ -501,6 +500,7 @@ static int large_recv_posted(void)
     return 0;
 }
 
+/* Try to put a send into its ring; returns 0 when done, -1 when no room. */
 static int send_try(int peer, weft_request_t *req)
 {
     if (req->mode != WEFT_SEND_SYNC && (size_t)req->bytes <= p2p.eager_limit) {

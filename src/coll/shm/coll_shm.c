@@ -42,6 +42,7 @@
 #include "core/pt2pt.h"
 #include "core/runtime.h"
 #include "transport/shm/shm_coll.h"
+#include "util/cache.h"
 
 /* Eight buffers: a writer re-reads the other ranks' done counters (a cache
  * miss each) only every few rounds, not before every small message. */
@@ -140,10 +141,17 @@ static uint64_t round_begin(struct weft_coll_shm *sh)
     return ++sh->round;
 }
 
+/* Are round r's buffers free as far as we know (every rank finished round
+ * r - NBUF)? Also what makes prefetching them for our next write harmless. */
+static int buffer_free(const struct weft_coll_shm *sh, uint64_t r)
+{
+    return r <= NBUF || sh->done_floor >= r - NBUF;
+}
+
 /* Before writing into round r's buffers. */
 static void round_reuse(struct weft_coll_shm *sh, uint64_t r)
 {
-    if (r <= NBUF || sh->done_floor >= r - NBUF) {
+    if (buffer_free(sh, r)) {
         return;
     }
     wait_all(sh->done, 1, sh->n, sh->me, r - NBUF);
@@ -160,26 +168,6 @@ static void round_end(struct weft_coll_shm *sh, uint64_t r)
     publish(&sh->done[sh->me], r);
 }
 
-/* Ask for lines in exclusive state ahead of our next write to them (the
- * readers of the last lap still hold them shared); issued after a round,
- * it takes the ownership transfer off the next call's critical path. */
-static void prefetch_for_write(const void *p, size_t len)
-{
-    for (size_t at = 0; at < len; at += 64) {
-#if defined(__x86_64__)
-        __asm__ __volatile__("prefetchw %0" ::"m"(((const char *)p)[at]));
-#else
-        __builtin_prefetch((const char *)p + at, 1, 3);
-#endif
-    }
-}
-
-/* Only when every rank is done with that buffer (else the prefetch would
- * pull lines away from a reader). */
-static int buffer_free(const struct weft_coll_shm *sh, uint64_t r)
-{
-    return r <= NBUF || sh->done_floor >= r - NBUF;
-}
 
 static line_t *post_line(struct weft_coll_shm *sh, int j, uint64_t r)
 {
@@ -198,6 +186,13 @@ static unsigned char *contrib(struct weft_coll_shm *sh, int j, uint64_t r, size_
 static line_t *ready_pkt(struct weft_coll_shm *sh, uint64_t r)
 {
     return &sh->ready[(r % NBUF) * PKT_LINES];
+}
+
+/* Bytes of a len-byte packet carried by the line starting at byte at. */
+static MPI_Count pkt_piece(size_t len, MPI_Count at)
+{
+    MPI_Count left = (MPI_Count)len - at;
+    return left < INLINE_BYTES ? left : INLINE_BYTES;
 }
 
 /* ---- node-level operations ------------------------------------------------ */
@@ -249,9 +244,7 @@ static void node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
             if (lines > 0) {
                 for (int i = 0; i < lines; i++) {
                     MPI_Count at = (MPI_Count)i * INLINE_BYTES;
-                    MPI_Count n  = (MPI_Count)len - at < INLINE_BYTES ? (MPI_Count)len - at
-                                                                       : INLINE_BYTES;
-                    weft_dt_pack(dt, count, buf, off + at, pkt[i].data, n);
+                    weft_dt_pack(dt, count, buf, off + at, pkt[i].data, pkt_piece(len, at));
                     publish(&pkt[i], r);
                 }
             } else {
@@ -259,14 +252,14 @@ static void node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
                 publish(&pkt[0], r);
             }
             if (total <= PREFETCH_MAX && buffer_free(sh, r + 1)) { /* same root next time? */
-                prefetch_for_write(ready_pkt(sh, r + 1), sizeof(line_t) * (size_t)(lines ? lines : 1));
+                weft_prefetch_for_write(ready_pkt(sh, r + 1),
+                                        sizeof(line_t) * (size_t)(lines ? lines : 1));
             }
         } else if (lines > 0) {
             for (int i = 0; i < lines; i++) {
                 MPI_Count at = (MPI_Count)i * INLINE_BYTES;
-                MPI_Count n  = (MPI_Count)len - at < INLINE_BYTES ? (MPI_Count)len - at : INLINE_BYTES;
                 wait_ge(&pkt[i], r);
-                weft_dt_unpack(dt, count, buf, off + at, pkt[i].data, n);
+                weft_dt_unpack(dt, count, buf, off + at, pkt[i].data, pkt_piece(len, at));
             }
         } else {
             wait_ge(&pkt[0], r);
@@ -299,9 +292,9 @@ static int node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf,
         memcpy(contrib(sh, me, r, total), (const char *)mydata + tlb, total);
         publish(post_line(sh, me, r), r);
         if (buffer_free(sh, r + 1)) {
-            prefetch_for_write(post_line(sh, me, r + 1), sizeof(line_t));
+            weft_prefetch_for_write(post_line(sh, me, r + 1), sizeof(line_t));
             if (total > INLINE_BYTES) {
-                prefetch_for_write(contrib(sh, me, r + 1, total), total);
+                weft_prefetch_for_write(contrib(sh, me, r + 1, total), total);
             }
         }
         if (want) {

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/cache.h"
 #include "util/log.h"
 
 #define SHM_TYPE_SKIP 0xffu
@@ -342,16 +343,6 @@ static int ring_room(shm_out_t *o, uint64_t need)
     return shm.ring_cells - (o->wpos - o->consumed) >= need;
 }
 
-/* Ask for the line at p in exclusive state ahead of a store. */
-static inline void prefetch_for_write(const void *p)
-{
-#if defined(__x86_64__)
-    __asm__ __volatile__("prefetchw %0" ::"m"(*(const char *)p));
-#else
-    __builtin_prefetch(p, 1, 3);
-#endif
-}
-
 /* Make the header word at position pos impossible to mistake for a message
  * until the sender writes one there (ordered before the publish that follows
  * by that publish's release store). */
@@ -404,7 +395,7 @@ void weft_shm_commit(int peer, uint8_t type, int32_t tag, uint32_t context, int3
      * taking it back then (before the publish, which x86 orders after the
      * poison store) would cost a cross-core round trip on the critical
      * path; take it now while nobody waits. */
-    prefetch_for_write(cell_at(o->cells, o->wpos + 1));
+    weft_prefetch_for_write(cell_at(o->cells, o->wpos + 1), WEFT_SHM_CELL);
     if (shm.use_bells) {
         uint64_t *w   = &shm.bells[peer].word[shm.me / 64];
         uint64_t  bit = 1ull << (shm.me % 64);
