@@ -162,9 +162,12 @@ static int bcast_binomial_direct(const weft_coll_args_t *a)
             break;
         }
     }
-    for (mask >>= 1; mask > 0 && rc == MPI_SUCCESS; mask >>= 1) { /* then the children */
+    /* then the children, also after a truncated receive (ranks passed
+     * different counts): they are waiting for us */
+    for (mask >>= 1; mask > 0; mask >>= 1) {
         if (rel + mask < size) {
-            rc = direct_send(a->rbuf, a->count, a->dt, (rel + mask + root) % size, tag, comm);
+            int src = direct_send(a->rbuf, a->count, a->dt, (rel + mask + root) % size, tag, comm);
+            rc      = rc == MPI_SUCCESS ? src : rc;
         }
     }
     return rc;

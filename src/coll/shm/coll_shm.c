@@ -103,6 +103,27 @@ static void region_carve(struct weft_coll_shm *sh)
 
 /* ---- counters ------------------------------------------------------------- */
 
+/* A published counter is the round number in the low 40 bits; data lines
+ * also carry a size tag above it (the bytes of the round or of the whole
+ * call, see the users) and a "last round" bit, so ranks whose arguments
+ * disagree notice it instead of falling out of step. */
+#define SEQ_ROUND_MASK ((UINT64_C(1) << 40) - 1)
+#define SEQ_SIZE_MASK  ((UINT64_C(1) << 23) - 1) /* sizes are compared modulo 8 MiB */
+#define SEQ_LAST       (UINT64_C(1) << 63)
+
+static inline uint64_t seq_make(uint64_t r, MPI_Count size, int last)
+{
+    return r | (((uint64_t)size & SEQ_SIZE_MASK) << 40) | (last ? SEQ_LAST : 0);
+}
+static inline MPI_Count seq_size(uint64_t v)
+{
+    return (MPI_Count)((v >> 40) & SEQ_SIZE_MASK);
+}
+static inline int seq_size_is(uint64_t v, MPI_Count size)
+{
+    return seq_size(v) == (MPI_Count)((uint64_t)size & SEQ_SIZE_MASK);
+}
+
 static inline uint64_t load(const line_t *l)
 {
     return __atomic_load_n(&l->seq, __ATOMIC_ACQUIRE);
@@ -118,7 +139,7 @@ static inline void publish(line_t *l, uint64_t v)
 static void wait_ge(const line_t *l, uint64_t v)
 {
     weft_wait_t w = {0};
-    while (load(l) < v) {
+    while ((load(l) & SEQ_ROUND_MASK) < v) {
         if ((w.polls & 7) == 7) {
             weft_progress_poll();
         }
@@ -157,7 +178,7 @@ static void round_reuse(struct weft_coll_shm *sh, uint64_t r)
     wait_all(sh->done, 1, sh->n, sh->me, r - NBUF);
     uint64_t floor = r - 1; /* mine: I am past round r - 1 */
     for (int j = 0; j < sh->n; j++) {
-        uint64_t d = j == sh->me ? floor : load(&sh->done[j]);
+        uint64_t d = j == sh->me ? floor : load(&sh->done[j]) & SEQ_ROUND_MASK;
         floor      = d < floor ? d : floor;
     }
     sh->done_floor = floor;
@@ -172,6 +193,27 @@ static void round_end(struct weft_coll_shm *sh, uint64_t r)
 static line_t *post_line(struct weft_coll_shm *sh, int j, uint64_t r)
 {
     return &sh->post[(size_t)j * NBUF + r % NBUF];
+}
+
+/* After every post of round r is in: the first local rank whose posted
+ * size tag differs from size, or -1. */
+static int posted_size_differs(struct weft_coll_shm *sh, uint64_t r, MPI_Count size)
+{
+    for (int j = 0; j < sh->n; j++) {
+        if (!seq_size_is(load(post_line(sh, j, r)), size)) {
+            return j;
+        }
+    }
+    return -1;
+}
+
+static int size_mismatch(const char *what, MPI_Count size, int j, struct weft_coll_shm *sh,
+                         uint64_t r)
+{
+    return weft_error(MPI_ERR_TRUNCATE,
+                      "ranks passed different amounts of data to %s (%lld bytes here, about "
+                      "%lld at local rank %d)",
+                      what, (long long)size, (long long)seq_size(load(post_line(sh, j, r))), j);
 }
 
 /* Where rank j's contribution of len bytes for round r lives. */
@@ -225,48 +267,72 @@ static int node_barrier(struct weft_coll_shm *sh, int (*inter)(void *), void *ar
 }
 
 /* Broadcast the packed stream of (buf, count, dt) from local rank lroot. */
-static void node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
-                       const weft_datatype_t *dt, int lroot)
+static int node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
+                      const weft_datatype_t *dt, int lroot)
 {
-    MPI_Count total = count * dt->size;
+    MPI_Count total = count * dt->size, off = 0;
+    int       last  = 0, rc = MPI_SUCCESS;
 
     if (sh->n == 1) {
-        return;
+        return MPI_SUCCESS;
     }
-    for (MPI_Count off = 0; off < total; off += SLOT_BYTES) {
-        size_t         len  = (size_t)(total - off < SLOT_BYTES ? total - off : SLOT_BYTES);
+    /* The root decides the rounds: each round's lines carry its length and
+     * the last one says so, so a rank whose count disagrees still takes
+     * part in every round (and reports truncation if it gets more than it
+     * has room for, as a receive would). A zero-byte call is one round. */
+    while (!last) {
         uint64_t       r    = round_begin(sh);
         line_t        *pkt  = ready_pkt(sh, r);
         unsigned char *data = (unsigned char *)sh->result + (r % NBUF) * SLOT_BYTES;
-        int            lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
+        size_t         len;
+        int            lines;
         if (sh->me == lroot) {
+            len   = (size_t)(total - off < SLOT_BYTES ? total - off : SLOT_BYTES);
+            last  = off + (MPI_Count)len >= total;
+            lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
+            uint64_t v = seq_make(r, (MPI_Count)len, last);
             round_reuse(sh, r);
-            if (lines > 0) {
+            if (len == 0) {
+                publish(&pkt[0], v);
+            } else if (lines > 0) {
                 for (int i = 0; i < lines; i++) {
                     MPI_Count at = (MPI_Count)i * INLINE_BYTES;
                     weft_dt_pack(dt, count, buf, off + at, pkt[i].data, pkt_piece(len, at));
-                    publish(&pkt[i], r);
+                    publish(&pkt[i], v);
                 }
             } else {
                 weft_dt_pack(dt, count, buf, off, data, (MPI_Count)len);
-                publish(&pkt[0], r);
+                publish(&pkt[0], v);
             }
             if (total <= PREFETCH_MAX && buffer_free(sh, r + 1)) { /* same root next time? */
                 weft_prefetch_for_write(ready_pkt(sh, r + 1),
                                         sizeof(line_t) * (size_t)(lines ? lines : 1));
             }
-        } else if (lines > 0) {
-            for (int i = 0; i < lines; i++) {
-                MPI_Count at = (MPI_Count)i * INLINE_BYTES;
-                wait_ge(&pkt[i], r);
-                weft_dt_unpack(dt, count, buf, off + at, pkt[i].data, pkt_piece(len, at));
-            }
         } else {
             wait_ge(&pkt[0], r);
-            weft_dt_unpack(dt, count, buf, off, data, (MPI_Count)len);
+            uint64_t v = load(&pkt[0]);
+            len        = (size_t)seq_size(v);
+            last       = (v & SEQ_LAST) != 0;
+            lines      = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
+            if (off + (MPI_Count)len > total && rc == MPI_SUCCESS) {
+                rc = weft_error(MPI_ERR_TRUNCATE, "the root broadcasts more data than count "
+                                                  "and datatype here hold (%lld bytes)",
+                                (long long)total);
+            }
+            if (lines > 0) {
+                for (int i = 0; i < lines; i++) {
+                    MPI_Count at = (MPI_Count)i * INLINE_BYTES;
+                    wait_ge(&pkt[i], r);
+                    weft_dt_unpack(dt, count, buf, off + at, pkt[i].data, pkt_piece(len, at));
+                }
+            } else {
+                weft_dt_unpack(dt, count, buf, off, data, (MPI_Count)len);
+            }
         }
+        off += (MPI_Count)len;
         round_end(sh, r);
     }
+    return rc;
 }
 
 /* Reduce count elements of contiguous dt from every local rank (mine at
@@ -280,17 +346,22 @@ static int node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf,
     int      n = sh->n, me = sh->me, rc = MPI_SUCCESS;
     int      want  = all || me == lroot;
 
-    if (n == 1 || total == 0) {
-        if (n == 1 && want && mydata != rbuf && total) {
+    if (n == 1) {
+        if (want && mydata != rbuf && total) {
             memcpy((char *)rbuf + tlb, (const char *)mydata + tlb, total);
         }
         return MPI_SUCCESS;
     }
+    /* Every post carries the call's byte count: ranks whose counts differ
+     * report it (and, as everyone reads every post of the first round, all
+     * leave together) instead of falling out of step. A zero count is still
+     * one round for that reason. */
     if (total <= REDUCE_ALL_MAX) {
         uint64_t r = round_begin(sh);
+        int      j;
         round_reuse(sh, r);
         memcpy(contrib(sh, me, r, total), (const char *)mydata + tlb, total);
-        publish(post_line(sh, me, r), r);
+        publish(post_line(sh, me, r), seq_make(r, (MPI_Count)total, 1));
         if (buffer_free(sh, r + 1)) {
             weft_prefetch_for_write(post_line(sh, me, r + 1), sizeof(line_t));
             if (total > INLINE_BYTES) {
@@ -299,6 +370,14 @@ static int node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf,
         }
         if (want) {
             wait_all(sh->post + r % NBUF, NBUF, n, me, r);
+            if ((j = posted_size_differs(sh, r, (MPI_Count)total)) >= 0) {
+                round_end(sh, r);
+                return size_mismatch("a reduction", (MPI_Count)total, j, sh, r);
+            }
+            if (total == 0) {
+                round_end(sh, r);
+                return MPI_SUCCESS;
+            }
             /* ((c0 op c1) op ...) evaluated from the right: acc = c[j] op acc */
             memcpy((char *)rbuf + tlb, contrib(sh, n - 1, r, total), total);
             for (int j = n - 2; j >= 0 && rc == MPI_SUCCESS; j--) {
@@ -321,10 +400,19 @@ static int node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf,
 
         round_reuse(sh, r);
         memcpy(contrib(sh, me, r, len), (const char *)mydata + tlb + at, len);
-        publish(post_line(sh, me, r), r);
+        publish(post_line(sh, me, r), seq_make(r, (MPI_Count)total, 0));
         wait_all(sh->post + r % NBUF, NBUF, n, me, r);
         acc = contrib(sh, n - 1, r, len);
         weft_coll_block(cnt, n, me, &poff, &pcnt);
+        if (first == 0) {
+            int j = posted_size_differs(sh, r, (MPI_Count)total);
+            if (j >= 0) { /* everyone sees it in this round and leaves after it */
+                rc   = size_mismatch("a reduction", (MPI_Count)total, j, sh, r);
+                pcnt = 0;
+                want = 0;
+                count = first + cnt; /* no further round */
+            }
+        }
         if (pcnt > 0) {
             size_t pat = (size_t)poff * esize;
             for (int j = n - 2; j >= 0 && rc == MPI_SUCCESS; j--) {
@@ -353,22 +441,28 @@ typedef struct {
     weft_datatype_t *rdt;
 } blocks_t;
 
-static void node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int all,
-                        int lroot)
+static int node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int all,
+                       int lroot)
 {
-    int      n = sh->n, me = sh->me, want = all || me == lroot;
-    MPI_Aint rstride = (MPI_Aint)b->rcount * b->rdt->extent;
+    int       n = sh->n, me = sh->me, want = all || me == lroot, rc = MPI_SUCCESS;
+    MPI_Aint  rstride = (MPI_Aint)b->rcount * b->rdt->extent;
+    MPI_Count off     = 0;
 
     if (n == 1) {
-        return;
+        return MPI_SUCCESS;
     }
-    for (MPI_Count off = 0; off < block; off += SLOT_BYTES) {
+    /* Posts carry the block size. With `all` every rank reads every post of
+     * the first round, so if the sizes differ all of them notice and stop
+     * after it (a rooted gather's root reports it; a multi-round mismatch
+     * there can still leave the ranks out of step). At least one round, so
+     * a zero-size block meets a non-zero one. */
+    do {
         size_t   len = (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
         uint64_t r   = round_begin(sh);
         if (!want || all) {
             round_reuse(sh, r);
             weft_dt_pack(b->sdt, b->scount, b->sbuf, off, contrib(sh, me, r, len), (MPI_Count)len);
-            publish(post_line(sh, me, r), r);
+            publish(post_line(sh, me, r), seq_make(r, block, 0));
         }
         if (want) {
             for (int j = 0; j < n; j++) {
@@ -376,12 +470,20 @@ static void node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count b
                     continue;
                 }
                 wait_ge(post_line(sh, j, r), r);
+                if (!seq_size_is(load(post_line(sh, j, r)), block)) {
+                    if (rc == MPI_SUCCESS) {
+                        rc = size_mismatch("a gather", block, j, sh, r);
+                    }
+                    continue;
+                }
                 weft_dt_unpack(b->rdt, b->rcount, (char *)b->rbuf + j * rstride, off,
                                contrib(sh, j, r, len), (MPI_Count)len);
             }
         }
         round_end(sh, r);
-    }
+        off += SLOT_BYTES;
+    } while (off < block && !(all && rc != MPI_SUCCESS));
+    return rc;
 }
 
 /* ---- setup ------------------------------------------------------------------ */
@@ -552,21 +654,23 @@ static int bcast_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
     int                   rc = MPI_SUCCESS, root_node;
 
     if (cc->nodes == 1) {
-        node_bcast(sh, a->rbuf, a->count, a->dt, a->root);
-        return MPI_SUCCESS;
+        return node_bcast(sh, a->rbuf, a->count, a->dt, a->root);
     }
     root_node = cc->node_index[a->root];
     if (cc->node_id == root_node) {
-        node_bcast(sh, a->rbuf, a->count, a->dt, local_index(cc, a->root));
+        rc = node_bcast(sh, a->rbuf, a->count, a->dt, local_index(cc, a->root));
     }
     if (cc->is_leader && cc->leader_comm->size > 1) {
         weft_coll_args_t sub = *a;
-        sub.comm             = cc->leader_comm;
-        sub.root             = root_node;
-        rc                   = run_sub(&sub);
+        int              lrc;
+        sub.comm = cc->leader_comm;
+        sub.root = root_node;
+        lrc      = run_sub(&sub);
+        rc       = rc == MPI_SUCCESS ? lrc : rc;
     }
     if (cc->node_id != root_node) {
-        node_bcast(sh, a->rbuf, a->count, a->dt, 0);
+        int nrc = node_bcast(sh, a->rbuf, a->count, a->dt, 0);
+        rc      = rc == MPI_SUCCESS ? nrc : rc;
     }
     return rc;
 }
@@ -640,7 +744,9 @@ static int allreduce_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
         sub.sbuf             = MPI_IN_PLACE;
         rc                   = run_sub(&sub);
     }
-    node_bcast(sh, a->rbuf, a->count, a->dt, 0);
+    if (node_bcast(sh, a->rbuf, a->count, a->dt, 0) != MPI_SUCCESS && rc == MPI_SUCCESS) {
+        rc = weft_error(MPI_ERR_INTERN, "allreduce: node broadcast of the result disagreed");
+    }
     return rc;
 }
 
@@ -701,7 +807,7 @@ static int gather_nodes(const weft_coll_args_t *a, struct weft_coll_comm *cc, co
         if (cc->is_leader) {
             weft_dt_pack(mine->sdt, mine->scount, mine->sbuf, 0, at, block);
         }
-        node_gather(cc->shm, &nb, block, 0, 0);
+        rc = node_gather(cc->shm, &nb, block, 0, 0);
     }
     if (rc == MPI_SUCCESS && cc->is_leader && cc->leader_comm->size > 1) {
         weft_coll_args_t sub;
@@ -720,7 +826,8 @@ static int gather_nodes(const weft_coll_args_t *a, struct weft_coll_comm *cc, co
         rc          = run_sub(&sub);
     }
     if (all) {
-        node_bcast(cc->shm, full, p * block, weft_coll_byte, 0);
+        int brc = node_bcast(cc->shm, full, p * block, weft_coll_byte, 0);
+        rc      = rc == MPI_SUCCESS ? brc : rc;
     } else if (cc->leader_of[a->root] != a->root) {
         int rl = cc->leader_of[a->root], tag = weft_coll_next_tag(comm);
         if (comm->rank == rl && rc == MPI_SUCCESS) {
@@ -766,8 +873,7 @@ static int gather_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc, int 
         weft_dt_copy(a->sbuf, a->scount, a->sdt, (char *)a->rbuf + me * rstride, a->rcount,
                      a->rdt);
     }
-    node_gather(cc->shm, &b, block, all, a->root);
-    return MPI_SUCCESS;
+    return node_gather(cc->shm, &b, block, all, a->root);
 }
 
 /* One node: every rank packs all its outgoing blocks into its slot (block
@@ -786,27 +892,39 @@ static int alltoall_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
     MPI_Count             block   = scount * sdt->size;
     MPI_Count             piece   = SLOT_BYTES / (MPI_Count)n;
 
-    for (MPI_Count off = 0; off < block; off += piece) {
-        size_t   len = (size_t)(block - off < piece ? block - off : piece);
-        size_t   all = len * (size_t)n; /* this round's bytes per slot */
-        uint64_t r   = round_begin(sh);
+    MPI_Count             off     = 0;
+    int                   rc      = MPI_SUCCESS;
+
+    /* Posts carry the block size; everyone reads every post, so a size
+     * mismatch is seen by all in the first round and all stop after it. */
+    do {
+        size_t         len  = (size_t)(block - off < piece ? block - off : piece);
+        size_t         all  = len * (size_t)n; /* this round's bytes per slot */
+        uint64_t       r    = round_begin(sh);
         unsigned char *mine = contrib(sh, me, r, all);
         round_reuse(sh, r);
         for (int j = 0; j < n; j++) {
             weft_dt_pack(sdt, scount, sbuf + j * sstride, off, mine + (size_t)j * len,
                          (MPI_Count)len);
         }
-        publish(post_line(sh, me, r), r);
+        publish(post_line(sh, me, r), seq_make(r, block, 0));
         for (int j = 0; j < n; j++) {
             if (j != me) {
                 wait_ge(post_line(sh, j, r), r);
             }
+        }
+        int j = posted_size_differs(sh, r, block);
+        if (j >= 0) {
+            rc = size_mismatch("an alltoall", block, j, sh, r);
+        }
+        for (j = 0; j < n && rc == MPI_SUCCESS; j++) {
             weft_dt_unpack(a->rdt, a->rcount, (char *)a->rbuf + j * rstride, off,
                            contrib(sh, j, r, all) + (size_t)me * len, (MPI_Count)len);
         }
         round_end(sh, r);
-    }
-    return MPI_SUCCESS;
+        off += piece;
+    } while (off < block && rc == MPI_SUCCESS);
+    return rc;
 }
 
 int weft_coll_shm_run(int alg, const weft_coll_args_t *a)

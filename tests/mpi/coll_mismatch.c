@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Collectives called with counts that differ across ranks (an erroneous
+ * program): some rank reports MPI_ERR_TRUNCATE (which ones depends on the
+ * algorithm: with the shared-memory ones every rank with the smaller count
+ * does; with point-to-point trees, those that receive from a rank with the
+ * larger count), nothing is written past any rank's buffer, nobody hangs,
+ * and correct collectives on the same communicator work afterwards. Run
+ * with the shared-memory algorithms (default rules) and without them.
+ */
+#include "mpitest.h"
+
+#define GUARD 0x5a
+#define ROOM  64 /* ints of buffer per rank and block, plus guards after */
+
+static int rank, size;
+
+static void fill_guard(int *buf, int used, int room)
+{
+    memset(buf + used, GUARD, (size_t)(room - used) * sizeof(int));
+}
+
+static void check_guard(const int *buf, int used, int room, const char *what)
+{
+    const unsigned char *p = (const unsigned char *)(buf + used);
+    for (size_t i = 0; i < (size_t)(room - used) * sizeof(int); i++) {
+        if (p[i] != GUARD) {
+            CHECK(0, "%s: byte %zu past the %d-int buffer was overwritten", what, i, used);
+            return;
+        }
+    }
+}
+
+/* Did any rank get MPI_ERR_TRUNCATE? (Every other class is a failure.) */
+static void check_reported(int cls, const char *what)
+{
+    int trunc = cls == MPI_ERR_TRUNCATE, anywhere = 0;
+    CHECK(cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "%s: class %d", what, cls);
+    MPI_Allreduce(&trunc, &anywhere, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(size == 1 || anywhere, "%s: no rank reported the mismatch", what);
+}
+
+static void check_still_works(int round)
+{
+    int x = rank + round, y = -1, b = rank == 0 ? 4242 + round : -1;
+    CHECK_OK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(y == size * (size - 1) / 2 + size * round, "allreduce after mismatch %d: %d", round, y);
+    CHECK_OK(MPI_Bcast(&b, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    CHECK(b == 4242 + round, "bcast after mismatch %d: %d", round, b);
+    CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+int main(int argc, char **argv)
+{
+    int buf[ROOM], cls, rc;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int *big = malloc((size_t)size * ROOM * sizeof(int));
+
+    /* 1. bcast: the root sends 12 ints, everyone else expects 3 */
+    for (int i = 0; i < ROOM; i++) {
+        buf[i] = rank == 0 ? 1000 + i : -1;
+    }
+    int cnt = rank == 0 ? 12 : 3;
+    fill_guard(buf, cnt, ROOM);
+    rc = MPI_Bcast(buf, cnt, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    check_reported(cls, "bcast");
+    for (int i = 0; i < 3; i++) {
+        CHECK(buf[i] == 1000 + i, "bcast truncated data int %d: %d", i, buf[i]);
+    }
+    check_guard(buf, cnt, ROOM, "bcast");
+    check_still_works(1);
+
+    /* 2. allreduce: rank 0 reduces 6 ints, the others 2 */
+    cnt = rank == 0 ? 6 : 2;
+    int in[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    fill_guard(buf, cnt, ROOM);
+    rc = MPI_Allreduce(in, buf, cnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    check_reported(cls, "allreduce");
+    check_guard(buf, cnt, ROOM, "allreduce");
+    check_still_works(2);
+
+    /* 3. allgather: rank 0 contributes and expects 5 ints per rank, others 1 */
+    cnt = rank == 0 ? 5 : 1;
+    for (int i = 0; i < 8; i++) {
+        in[i] = rank;
+    }
+    memset(big, GUARD, (size_t)size * ROOM * sizeof(int));
+    rc = MPI_Allgather(in, cnt, MPI_INT, big, cnt, MPI_INT, MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    check_reported(cls, "allgather");
+    check_guard(big, cnt * size, size * ROOM, "allgather");
+    check_still_works(3);
+
+    free(big);
+    return mpitest_finish();
+}
