@@ -67,19 +67,30 @@ static pair_fn_t   pair_kernels[2][N_TYPES]; /* [0] MINLOC, [1] MAXLOC */
     KERNEL(sum_##_s, _T, a[i] + b[i])                                                     \
     KERNEL(prod_##_s, _T, a[i] * b[i])
 
-#define INT_KERNELS(_s, _T) ARITH_KERNELS(_s, _T) LOGIC_KERNELS(_s, _T) BIT_KERNELS(_s, _T)
+/* Integer sums and products wrap (two's complement) instead of overflowing:
+ * they are computed in an unsigned type _W at least as wide as _T and at
+ * least as wide as unsigned int (so small types are not promoted to a
+ * signed int), then narrowed. Overflowing a signed int in C is undefined
+ * behaviour, and MPI_SUM of large ints must not be. */
+#define INT_ARITH_KERNELS(_s, _T, _W)                                                     \
+    KERNEL(sum_##_s, _T, (_T)((_W)a[i] + (_W)b[i]))                                       \
+    KERNEL(prod_##_s, _T, (_T)((_W)a[i] * (_W)b[i]))                                      \
+    KERNEL(min_##_s, _T, a[i] < b[i] ? a[i] : b[i])                                       \
+    KERNEL(max_##_s, _T, a[i] > b[i] ? a[i] : b[i])
 
-INT_KERNELS(i8, int8_t)
-INT_KERNELS(u8, uint8_t)
-INT_KERNELS(i16, int16_t)
-INT_KERNELS(u16, uint16_t)
-INT_KERNELS(i32, int32_t)
-INT_KERNELS(u32, uint32_t)
-INT_KERNELS(i64, int64_t)
-INT_KERNELS(u64, uint64_t)
-INT_KERNELS(chr, char)
+#define INT_KERNELS(_s, _T, _W) INT_ARITH_KERNELS(_s, _T, _W) LOGIC_KERNELS(_s, _T) BIT_KERNELS(_s, _T)
+
+INT_KERNELS(i8, int8_t, unsigned)
+INT_KERNELS(u8, uint8_t, unsigned)
+INT_KERNELS(i16, int16_t, unsigned)
+INT_KERNELS(u16, uint16_t, unsigned)
+INT_KERNELS(i32, int32_t, uint32_t)
+INT_KERNELS(u32, uint32_t, uint32_t)
+INT_KERNELS(i64, int64_t, uint64_t)
+INT_KERNELS(u64, uint64_t, uint64_t)
+INT_KERNELS(chr, char, unsigned)
 #ifdef __SIZEOF_INT128__
-INT_KERNELS(i128, __int128)
+INT_KERNELS(i128, __int128, unsigned __int128)
 #endif
 LOGIC_KERNELS(bool, _Bool)
 ARITH_KERNELS(flt, float)
