@@ -104,10 +104,12 @@ CPLX_KERNELS(cdbl, double _Complex)
 CPLX_KERNELS(cldbl, long double _Complex)
 
 /* MINLOC/MAXLOC on pairs (value, int-like index) at stride bytes, index at
- * ioff. memcpy loads keep packed (unaligned) layouts legal. */
-#define PAIR_KERNELS(_s, _V, _I)                                                          \
-    static void minloc_##_s(const void *in_, void *io_, MPI_Count n, MPI_Aint stride,      \
-                            MPI_Aint ioff)                                                \
+ * ioff: the in pair replaces the inout pair when its value is better (_cmp)
+ * or equal with a lower index. memcpy loads keep packed (unaligned) layouts
+ * legal. */
+#define PAIR_KERNEL(_name, _V, _I, _cmp)                                                  \
+    static void _name(const void *in_, void *io_, MPI_Count n, MPI_Aint stride,            \
+                      MPI_Aint ioff)                                                      \
     {                                                                                     \
         const char *a = (const char *)in_;                                                \
         char       *b = (char *)io_;                                                      \
@@ -118,30 +120,16 @@ CPLX_KERNELS(cldbl, long double _Complex)
             memcpy(&vb, b, sizeof(_V));                                                   \
             memcpy(&ia, a + ioff, sizeof(_I));                                            \
             memcpy(&ib, b + ioff, sizeof(_I));                                            \
-            if (va < vb || (va == vb && ia < ib)) {                                       \
-                memcpy(b, &va, sizeof(_V));                                               \
-                memcpy(b + ioff, &ia, sizeof(_I));                                        \
-            }                                                                             \
-        }                                                                                 \
-    }                                                                                     \
-    static void maxloc_##_s(const void *in_, void *io_, MPI_Count n, MPI_Aint stride,      \
-                            MPI_Aint ioff)                                                \
-    {                                                                                     \
-        const char *a = (const char *)in_;                                                \
-        char       *b = (char *)io_;                                                      \
-        for (MPI_Count k = 0; k < n; k++, a += stride, b += stride) {                     \
-            _V va, vb;                                                                    \
-            _I ia, ib;                                                                    \
-            memcpy(&va, a, sizeof(_V));                                                   \
-            memcpy(&vb, b, sizeof(_V));                                                   \
-            memcpy(&ia, a + ioff, sizeof(_I));                                            \
-            memcpy(&ib, b + ioff, sizeof(_I));                                            \
-            if (va > vb || (va == vb && ia < ib)) {                                       \
+            if (va _cmp vb || (va == vb && ia < ib)) {                                    \
                 memcpy(b, &va, sizeof(_V));                                               \
                 memcpy(b + ioff, &ia, sizeof(_I));                                        \
             }                                                                             \
         }                                                                                 \
     }
+
+#define PAIR_KERNELS(_s, _V, _I)                                                          \
+    PAIR_KERNEL(minloc_##_s, _V, _I, <)                                                   \
+    PAIR_KERNEL(maxloc_##_s, _V, _I, >)
 
 PAIR_KERNELS(float_int, float, int)
 PAIR_KERNELS(double_int, double, int)
