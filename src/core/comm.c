@@ -327,6 +327,7 @@ static int comm_dup(weft_comm_t *comm, weft_info_t *info, int use_info, MPI_Comm
     rc = comm_dup_into(comm, nc, info, use_info);
     if (rc != MPI_SUCCESS) {
         weft_comm_release(nc);
+        *newcomm = MPI_COMM_NULL; /* MPI: a failed copy callback leaves no new communicator */
         return rc;
     }
     *newcomm = weft_comm_handle_out(nc);

@@ -42,6 +42,7 @@ typedef struct {
 enum {
     WEFT_DT_CONV_NONE = 0, /* bytes: copied as is */
     WEFT_DT_CONV_SWAP,     /* integers, IEEE floats, logicals: byte reversal */
+    WEFT_DT_CONV_USWAP,    /* unsigned integers narrower in external32: reversal, zero fill */
     WEFT_DT_CONV_LDOUBLE   /* x87 80-bit extended <-> IEEE binary128 */
 };
 

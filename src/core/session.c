@@ -259,6 +259,10 @@ int weft_comm_create_from_group_impl(weft_group_t *group, const char *stringtag,
     if (strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN) {
         return weft_error(MPI_ERR_ARG, "argument stringtag: longer than MPI_MAX_STRINGTAG_LEN-1");
     }
+    if (group->size == 0) {
+        *newcomm = MPI_COMM_NULL; /* MPI: the empty group gives MPI_COMM_NULL */
+        return MPI_SUCCESS;
+    }
     if (group->rank == MPI_UNDEFINED) {
         return weft_error(MPI_ERR_GROUP, "argument group: the calling process is not a member");
     }
