@@ -288,7 +288,7 @@ out:
 
 /* Copy what a duplicate inherits: info (or the given hints), topology and
  * attributes (copy callbacks). */
-static int comm_dup_into(weft_comm_t *comm, weft_comm_t *nc, weft_info_t *info, int use_info)
+int weft_comm_dup_into(weft_comm_t *comm, weft_comm_t *nc, weft_info_t *info, int use_info)
 {
     int rc;
 
@@ -324,7 +324,7 @@ static int comm_dup(weft_comm_t *comm, weft_info_t *info, int use_info, MPI_Comm
     if (nc == NULL) {
         return no_mem("a communicator");
     }
-    rc = comm_dup_into(comm, nc, info, use_info);
+    rc = weft_comm_dup_into(comm, nc, info, use_info);
     if (rc != MPI_SUCCESS) {
         weft_comm_release(nc);
         *newcomm = MPI_COMM_NULL; /* MPI: a failed copy callback leaves no new communicator */
@@ -346,9 +346,9 @@ int weft_comm_dup_with_info_impl(weft_comm_t *comm, weft_info_t *info, MPI_Comm 
     return comm_dup(comm, info, 1, newcomm);
 }
 
-/* The non-blocking duplicates complete at once: the context-id agreement is
- * done before returning (every member must call it in the same order
- * relative to other collectives on comm anyway). */
+/* The non-blocking duplicates return at once and agree on the context id
+ * through the progress engine (comm_idup.c); on an intercommunicator the
+ * two-group agreement is still blocking (completed request). */
 static int completed_request(MPI_Request *request)
 {
     weft_request_t *req = weft_request_alloc(WEFT_REQ_NOOP);
@@ -364,27 +364,31 @@ static int completed_request(MPI_Request *request)
     return MPI_SUCCESS;
 }
 
-int weft_comm_idup_impl(weft_comm_t *comm, MPI_Comm *newcomm, MPI_Request *request)
+static int comm_idup(weft_comm_t *comm, weft_info_t *info, int use_info, MPI_Comm *newcomm,
+                     MPI_Request *request)
 {
     MPI_Comm nc;
-    int      rc = comm_dup(comm, NULL, 0, &nc);
+    int      rc;
 
+    if (!comm->is_inter) {
+        return weft_comm_idup_start(comm, info, use_info, newcomm, request);
+    }
+    rc = comm_dup(comm, info, use_info, &nc);
     if (rc == MPI_SUCCESS && (rc = completed_request(request)) == MPI_SUCCESS) {
         *newcomm = nc;
     }
     return rc;
 }
 
+int weft_comm_idup_impl(weft_comm_t *comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return comm_idup(comm, NULL, 0, newcomm, request);
+}
+
 int weft_comm_idup_with_info_impl(weft_comm_t *comm, weft_info_t *info, MPI_Comm *newcomm,
                                   MPI_Request *request)
 {
-    MPI_Comm nc;
-    int      rc = comm_dup(comm, info, 1, &nc);
-
-    if (rc == MPI_SUCCESS && (rc = completed_request(request)) == MPI_SUCCESS) {
-        *newcomm = nc;
-    }
-    return rc;
+    return comm_idup(comm, info, 1, newcomm, request);
 }
 
 int weft_comm_split_impl(weft_comm_t *comm, int color, int key, MPI_Comm *newcomm)

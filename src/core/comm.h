@@ -37,6 +37,7 @@ struct weft_comm {
                                              (own context id), for internal exchanges */
     int                     owns_context; /* context id came from the allocator */
     int                     freed;        /* MPI_Comm_free called (handle gone) */
+    uint32_t                idup_seq;     /* MPI_Comm_idup calls on it (comm_idup.c) */
 };
 
 extern weft_comm_t weft_comm_world;
