@@ -101,12 +101,12 @@ static int reap_zombies(void)
     while (*link) {
         weft_request_t *r = *link;
         if (weft_request_is_complete(r)) {
-            *link = r->next;
-            r->next = NULL;
+            *link          = r->zombie_next;
+            r->zombie_next = NULL;
             weft_request_free(r);
             n++;
         } else {
-            link = &r->next;
+            link = &r->zombie_next;
         }
     }
     return n;
@@ -119,8 +119,10 @@ static void zombie_add(weft_request_t *r)
         weft_progress_register(reap_zombies);
         registered = 1;
     }
-    r->next = zombies;
-    zombies = r;
+    /* not r->next: an active receive is still linked in the posted queue
+     * through it (issue 19 bug 10: reusing it corrupted that queue) */
+    r->zombie_next = zombies;
+    zombies        = r;
 }
 
 /* Finish a complete request: status out, release. Returns its error code. */
