@@ -878,6 +878,38 @@ static int do_alltoallw(const void *sendbuf, const MPI_Count sendcounts[], const
                             comm->peer_size, mode, request);
 }
 
+/* A rank of an intracommunicator reduce whose count, datatype and op are
+ * fine but whose buffers are not (MPI_IN_PLACE where not allowed, sendbuf
+ * the same as recvbuf) still takes part with scratch buffers (zeros for a
+ * missing contribution), so the others do not wait for ever (see
+ * rooted_take_part); its error is returned. */
+static int reduce_take_part(const void *sendbuf, MPI_Count count, weft_datatype_t *dt,
+                            weft_op_t *op, int root, weft_comm_t *comm, int mode, int rc)
+{
+    weft_coll_args_t a;
+    char             reason[512], *scratch;
+    MPI_Aint         span;
+
+    if (mode == MODE_PERSISTENT || comm->is_inter || root < 0 || root >= comm->size ||
+        count < 0 || dt == NULL || !weft_datatype_is_committed(dt) || op == NULL ||
+        weft_op_check(op, dt) != MPI_SUCCESS) {
+        return rc;
+    }
+    snprintf(reason, sizeof(reason), "%s", weft_err_reason());
+    span    = count > 0 ? dt->true_extent + (MPI_Aint)(count - 1) * dt->extent : 0;
+    scratch = calloc(1, (size_t)span + 1);
+    if (scratch != NULL) {
+        args_init(&a, WEFT_COLL_REDUCE, comm);
+        a.rbuf  = scratch - dt->true_lb;
+        a.sbuf  = sendbuf == MPI_IN_PLACE ? (is_root(root, comm) ? MPI_IN_PLACE : a.rbuf) : sendbuf;
+        a.count = count, a.dt = dt, a.op = op;
+        a.sdt = a.rdt = dt, a.root = root;
+        (void)run(&a, MODE_BLOCKING, NULL);
+        free(scratch);
+    }
+    return weft_error(rc, "%s", reason);
+}
+
 static int do_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
                      weft_datatype_t *datatype, weft_op_t *op, int root, weft_comm_t *comm,
                      int mode, MPI_Request *request)
@@ -893,7 +925,7 @@ static int do_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
         rc = weft_error(MPI_ERR_BUFFER, "argument sendbuf: MPI_IN_PLACE is only valid at the root");
     }
     if (rc != MPI_SUCCESS) {
-        return rc;
+        return reduce_take_part(sendbuf, count, datatype, op, root, comm, mode, rc);
     }
     args_init(&a, WEFT_COLL_REDUCE, comm);
     a.sbuf = sendbuf, a.rbuf = recvbuf, a.count = count, a.dt = datatype, a.op = op;

@@ -13,7 +13,8 @@
  *    crash or hang when every rank makes the mistake.
  *  - bug 12: an error only the root can detect (Scatterv with displs NULL
  *    everywhere, Gather with recvbuf MPI_IN_PLACE at the root, Scatter with
- *    sendcount -1 at the root) fails at the root while the others complete,
+ *    sendcount -1 at the root, Reduce with recvbuf MPI_IN_PLACE at the root)
+ *    fails at the root while the others complete,
  *    and later collectives (Allreduce, Bcast, Scatter, Gather) on the same
  *    communicator still give the right results.
  */
@@ -282,6 +283,16 @@ static void root_only_errors(MPI_Comm comm)
         }
     }
     check_later_collectives(comm, "Scatter with sendcount -1 at the root");
+    /* Reduce with recvbuf MPI_IN_PLACE at the root only */
+    {
+        int rc = MPI_Reduce(&v, rank == 0 ? MPI_IN_PLACE : NULL, 1, MPI_INT, MPI_SUM, 0, comm);
+        if (rank == 0) {
+            CHECK_CLASS(rc, MPI_ERR_BUFFER);
+        } else {
+            CHECK_OK(rc);
+        }
+    }
+    check_later_collectives(comm, "Reduce with recvbuf MPI_IN_PLACE at the root");
     free(buf);
     free(cnt);
 }
