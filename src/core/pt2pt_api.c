@@ -18,6 +18,7 @@
 #include "core/errors.h"
 #include "core/progress.h"
 #include "core/pt2pt_internal.h"
+#include "core/pt2pt_part.h"
 #include "core/runtime.h"
 #include "core/status.h"
 
@@ -658,7 +659,9 @@ static int start_one(MPI_Request h, const char *arg)
         }
         return MPI_SUCCESS;
     }
-    if (r->kind == WEFT_REQ_RECV) {
+    if (r->kind == WEFT_REQ_PARTITIONED) {
+        rc = weft_part_start(r, &inner);
+    } else if (r->kind == WEFT_REQ_RECV) {
         rc = weft_irecv(r->buf, r->count, r->datatype, r->peer, r->tag, r->comm, WEFT_CTX_PT2PT,
                         &inner);
     } else if (r->mode == WEFT_SEND_BUFFERED) {
