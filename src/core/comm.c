@@ -97,6 +97,7 @@ weft_comm_t *weft_comm_derive(weft_comm_t *parent, weft_group_t *group, weft_gro
     if (parent != NULL) {
         weft_errhandler_retain(parent->errhandler);
         comm->errhandler = parent->errhandler;
+        comm->session    = parent->session;
     }
     return comm;
 }

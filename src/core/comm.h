@@ -37,6 +37,8 @@ struct weft_comm {
                                              (own context id), for internal exchanges */
     int                     owns_context; /* context id came from the allocator */
     int                     freed;        /* MPI_Comm_free called (handle gone) */
+    const void             *session;      /* MPI session it derives from, or NULL
+                                             (compared only: buffered-send lookup) */
 };
 
 extern weft_comm_t weft_comm_world;

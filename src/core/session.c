@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api_impl.h"
+#include "core/bsend.h"
 #include "core/comm.h"
 #include "core/comm_ctx.h"
 #include "core/comm_internal.h"
@@ -118,6 +119,7 @@ int weft_session_finalize_impl(MPI_Session *session)
     if (s == NULL) {
         return weft_error(MPI_ERR_SESSION, "argument session: invalid session");
     }
+    weft_bsend_session_fini(s);
     weft_errhandler_release(s->errhandler);
     weft_info_release(s->info);
     weft_objpool_free(&session_pool, s);
@@ -236,8 +238,14 @@ int weft_group_from_session_pset_impl(weft_session_t *session, const char *pset_
     if (i < 0) {
         return unknown_pset(pset_name);
     }
+    /* a group of its own that remembers the session (its communicators
+     * use the session's buffered-send buffer) */
     g = i == 0 ? weft_comm_world.group : weft_comm_self.group;
-    weft_group_retain(g);
+    g = weft_group_create(g->size, g->world_ranks);
+    if (g == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a group");
+    }
+    g->session = session;
     *newgroup = (MPI_Group)weft_object_handle(g);
     return MPI_SUCCESS;
 }
@@ -279,6 +287,7 @@ int weft_comm_create_from_group_impl(weft_group_t *group, const char *stringtag,
         return weft_error(MPI_ERR_NO_MEM, "no memory for a communicator");
     }
     weft_errhandler_assign(&nc->errhandler, errhandler);
+    nc->session = group->session;
     if (info != NULL && (nc->info = weft_info_clone(info)) == NULL) {
         weft_comm_release(nc);
         return weft_error(MPI_ERR_NO_MEM, "no memory for info hints");
