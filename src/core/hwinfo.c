@@ -2,9 +2,8 @@
  * Copyright (c) 2026 The Weft authors
  *
  * MPI_Get_hw_resource_info (MPI-4.1): the hardware the calling process is
- * running on at the moment of the call, from hwloc. The standard leaves the
- * keys to the implementation; Weft's (all values decimal or hwloc list
- * strings):
+ * running on at the moment of the call, from hwloc. The keys are Weft's own
+ * (values decimal, or an hwloc list string):
  *   hwloc_version          hwloc library version
  *   cpuset                 PUs (OS indexes) the process may run on now
  *   <Type>                 objects of that hwloc type the process's cpuset
