@@ -122,6 +122,23 @@ static weft_part_t *part_of(MPI_Request h)
 
 /* ---- lifetime ------------------------------------------------------------ */
 
+/* Free an inner request unless the engine still owns it; returns 1 if freed
+ * (or NULL). */
+static int discard(weft_request_t *r)
+{
+    if (r == NULL) {
+        return 1;
+    }
+    if (!weft_request_is_complete(r)) {
+        weft_pt2pt_cancel(r);
+    }
+    if (!weft_request_is_complete(r)) {
+        return 0;
+    }
+    weft_request_free(r);
+    return 1;
+}
+
 static void part_release(weft_part_t *p)
 {
     if (--p->refs > 0) {
@@ -129,16 +146,16 @@ static void part_release(weft_part_t *p)
     }
     p->prev->next = p->next;
     p->next->prev = p->prev;
+    /* Every round has completed by now, so these are normally NULL; one left
+     * by a failed round is withdrawn if it can be, else left to the pool
+     * (freeing a request the matching engine still holds would be worse). */
     for (int j = 0; p->sreqs != NULL && j < p->partitions; j++) {
-        if (p->sreqs[j] != NULL) {
-            weft_request_free(p->sreqs[j]);
-        }
+        discard(p->sreqs[j]);
     }
     for (int j = 0; p->chunks != NULL && j < p->remote.partitions; j++) {
-        if (p->chunks[j].req != NULL) {
-            weft_request_free(p->chunks[j].req);
+        if (discard(p->chunks[j].req)) {
+            free(p->chunks[j].tmp);
         }
-        free(p->chunks[j].tmp);
     }
     free(p->ready);
     free(p->sreqs);
