@@ -26,15 +26,16 @@ static MPI_Comm comm_of(MPI_Session s)
     return c;
 }
 
-/* Bsend n bytes of pattern seed to peer on c (expecting class want), and if
- * it succeeded receive and check the peer's. */
+/* Bsend n bytes of pattern seed to peer (a rank in c) on c, expecting class
+ * want, and if it succeeded receive and check the peer's. */
 static void exchange(MPI_Comm c, int peer, int n, int seed, int want, const char *what)
 {
     unsigned char *s = malloc((size_t)n), *r = malloc((size_t)n);
-    int            rc, cls, ok = 1, all;
+    int            rc, cls, ok = 1, all, mine;
 
+    MPI_Comm_rank(c, &mine);
     for (int i = 0; i < n; i++) {
-        s[i] = (unsigned char)(i * 7 + seed + me);
+        s[i] = (unsigned char)(i * 7 + seed + mine);
     }
     rc = MPI_Bsend(s, n, MPI_BYTE, peer, seed, c);
     MPI_Error_class(rc, &cls);
@@ -83,6 +84,26 @@ int main(void)
     CHECK_OK(MPI_Comm_dup(c, &cdup));
     exchange(cdup, peer, N, 3, MPI_SUCCESS, "session buffer, dup");
     exchange(c2, peer, N, 4, MPI_ERR_BUFFER, "other session");
+    {
+        /* a group derived from the session's group still belongs to it */
+        MPI_Group g, gi;
+        MPI_Comm  ci;
+        int       all[64];
+        for (int i = 0; i < size && i < 64; i++) {
+            all[i] = size - 1 - i; /* reversed order: a different group, same members */
+        }
+        CHECK_OK(MPI_Group_from_session_pset(s, "mpi://WORLD", &g));
+        CHECK_OK(MPI_Group_incl(g, size, all, &gi));
+        CHECK_OK(MPI_Comm_create_from_group(gi, "weft.test.session_buffer.incl", MPI_INFO_NULL,
+                                            MPI_ERRORS_RETURN, &ci));
+        int r;
+        MPI_Comm_rank(ci, &r);
+        int p2 = (r ^ 1) < size ? r ^ 1 : r;
+        exchange(ci, p2, N, 12, MPI_SUCCESS, "session buffer, group from Group_incl");
+        MPI_Comm_free(&ci);
+        MPI_Group_free(&gi);
+        MPI_Group_free(&g);
+    }
 
     /* a communicator's buffer comes first, even when too small */
     CHECK_OK(MPI_Comm_attach_buffer(c, tiny, 64));
