@@ -94,6 +94,7 @@ int weft_api_arg_check = 1; /* read by the generated entry points (api.h) */
  * MPI_Finalize or after the last MPI_Session_finalize; the launcher accepts
  * one PMI connection per process). */
 static int pmi_connected;
+static int at_exit_pending; /* runtime_at_exit is registered and has not run */
 
 /* At exit, tell the launcher this process finished its MPI part when it did:
  * the runtime is down, or only a session kept the core up after
@@ -102,10 +103,22 @@ static int pmi_connected;
  * finalizing). */
 static void runtime_at_exit(void)
 {
+    at_exit_pending = 0;
     if (pmi_connected &&
         (!weft_runtime.core_up || weft_runtime.state == WEFT_STATE_FINALIZED)) {
         weft_pmi_finalize();
         pmi_connected = 0;
+    }
+}
+
+/* Make sure runtime_at_exit runs after this point. Handlers registered
+ * while exit() runs its handlers are still called, so a finalize from the
+ * application's own atexit handler (which runs after ours) re-arms it. */
+static void at_exit_arm(void)
+{
+    if (!at_exit_pending) {
+        at_exit_pending = 1;
+        atexit(runtime_at_exit);
     }
 }
 
@@ -145,8 +158,8 @@ static void runtime_connect(void)
     if (gethostname(weft_runtime.processor_name, sizeof(weft_runtime.processor_name) - 1) != 0) {
         strcpy(weft_runtime.processor_name, "localhost");
     }
-    atexit(runtime_at_exit);
     pmi_connected = 1;
+    at_exit_arm();
 }
 
 int weft_runtime_init(int required, int *provided)
@@ -199,6 +212,7 @@ int weft_runtime_finalize(void)
         /* MPI_Finalize while sessions live: the world model ends, the core
          * stays for the sessions; the last MPI_Session_finalize tears it down. */
         weft_runtime.state = WEFT_STATE_FINALIZED;
+        at_exit_arm();
         return MPI_SUCCESS;
     }
     rc = weft_progress_module_quiesce();
@@ -214,5 +228,6 @@ int weft_runtime_finalize(void)
         weft_runtime.state = WEFT_STATE_FINALIZED;
     }
     weft_runtime.core_up = 0;
+    at_exit_arm();
     return rc;
 }
