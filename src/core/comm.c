@@ -97,6 +97,7 @@ weft_comm_t *weft_comm_derive(weft_comm_t *parent, weft_group_t *group, weft_gro
     if (parent != NULL) {
         weft_errhandler_retain(parent->errhandler);
         comm->errhandler = parent->errhandler;
+        comm->session    = parent->session;
     }
     return comm;
 }
@@ -166,6 +167,9 @@ int weft_comm_module_init(void)
     if (world == NULL || self == NULL) {
         return MPI_ERR_NO_MEM;
     }
+    /* a restarted runtime (sessions): drop the previous run's groups */
+    weft_group_release(weft_comm_world.group);
+    weft_group_release(weft_comm_self.group);
     weft_ctx_module_init();
     weft_object_init(&weft_comm_world.hdr, WEFT_KIND_COMM, (uintptr_t)MPI_COMM_WORLD);
     comm_init_fields(&weft_comm_world, world, NULL, WEFT_CONTEXT_WORLD);

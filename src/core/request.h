@@ -76,6 +76,9 @@ struct weft_request {
     weft_req_free_fn_t     on_free;
     void                  *state;
     void                  *greq_query, *greq_free, *greq_cancel, *greq_extra;
+
+    /* PARTITIONED: the channel's state (pt2pt_part.c). */
+    struct weft_part      *part;
 };
 
 /* Allocate a zeroed request of kind with refcount 1 from the pool. */
