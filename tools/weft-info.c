@@ -100,6 +100,17 @@ static void print_tunables(void)
     }
 }
 
+static const char *when_name(weft_tunable_when_t when)
+{
+    switch (when) {
+    case WEFT_TWHEN_NEVER: return "never";
+    case WEFT_TWHEN_INIT: return "init";
+    case WEFT_TWHEN_ANYTIME: return "anytime";
+    case WEFT_TWHEN_LAUNCHER: return "launcher";
+    }
+    return "?";
+}
+
 /* Print text as a Markdown table cell: '|' escaped, list separators spaced. */
 static void md_cell(const char *text, const char *sep)
 {
@@ -148,8 +159,16 @@ static void print_markdown(void)
            "* **enum**: one of the listed names (any case).\n"
            "* **string**: any text.\n\n"
            "Verbosity follows the MPI_T tiers: `USER_BASIC` knobs are the ones most users\n"
-           "need; `TUNER_*` knobs are for performance tuning. Scope `ALL` means the value\n"
-           "must be the same in every rank of a job; `LOCAL` may differ per rank.\n");
+           "need; `TUNER_*` knobs are for performance tuning. Scope is the MPI_T scope:\n"
+           "`ALL_EQ` means the value must be the same in every rank of a job, `LOCAL` may\n"
+           "differ per rank, `READONLY` cannot be changed.\n\n"
+           "Every row except the launcher's is also an MPI_T control variable named\n"
+           "`WEFT_<NAME>`. Column *write* says when a write through MPI_T takes effect:\n"
+           "`init` before `MPI_Init` only (later writes fail with\n"
+           "`MPI_T_ERR_CVAR_SET_NOT_NOW`), `anytime`, `never` (`MPI_T_ERR_CVAR_SET_NEVER`);\n"
+           "`launcher` rows are read by `mpiexec` only and are not control variables.\n"
+           "A `WEFT_*` or `MV2_*` variable that no row knows gets a warning at start naming\n"
+           "the closest known one (`WEFT_WARN_UNKNOWN_ENV=0` silences it).\n");
 
     for (int first = 0; first < WEFT_TUNABLE_COUNT; first++) {
         const char *cat  = weft_tunable_descs[first].category;
@@ -163,8 +182,8 @@ static void print_markdown(void)
         }
         done[ndone++] = cat;
         printf("\n## %s\n\n", cat);
-        printf("| variable | aliases | kind | default | values | verbosity | scope | description |\n");
-        printf("|---|---|---|---|---|---|---|---|\n");
+        printf("| variable | aliases | kind | default | values | verbosity | scope | write | description |\n");
+        printf("|---|---|---|---|---|---|---|---|---|\n");
         for (int id = first; id < WEFT_TUNABLE_COUNT; id++) {
             const weft_tunable_desc_t *d = &weft_tunable_descs[id];
 
@@ -181,7 +200,7 @@ static void print_markdown(void)
             }
             printf(" | ");
             md_code_list(d->values);
-            printf(" | %s | %s | ", d->verbosity, d->scope);
+            printf(" | %s | %s | %s | ", d->verbosity, d->scope, when_name(d->when));
             md_cell(d->help, NULL);
             printf(" |\n");
         }

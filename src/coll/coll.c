@@ -374,24 +374,25 @@ fail:
 
 /* ---- selection -------------------------------------------------------------- */
 
-static const char **const force_tunable[WEFT_COLL_COUNT] = {
-    [WEFT_COLL_BARRIER]              = &weft_tunables.BARRIER_ALGORITHM,
-    [WEFT_COLL_BCAST]                = &weft_tunables.BCAST_ALGORITHM,
-    [WEFT_COLL_GATHER]               = &weft_tunables.GATHER_ALGORITHM,
-    [WEFT_COLL_GATHERV]              = &weft_tunables.GATHERV_ALGORITHM,
-    [WEFT_COLL_SCATTER]              = &weft_tunables.SCATTER_ALGORITHM,
-    [WEFT_COLL_SCATTERV]             = &weft_tunables.SCATTERV_ALGORITHM,
-    [WEFT_COLL_ALLGATHER]            = &weft_tunables.ALLGATHER_ALGORITHM,
-    [WEFT_COLL_ALLGATHERV]           = &weft_tunables.ALLGATHERV_ALGORITHM,
-    [WEFT_COLL_ALLTOALL]             = &weft_tunables.ALLTOALL_ALGORITHM,
-    [WEFT_COLL_ALLTOALLV]            = &weft_tunables.ALLTOALLV_ALGORITHM,
-    [WEFT_COLL_ALLTOALLW]            = &weft_tunables.ALLTOALLW_ALGORITHM,
-    [WEFT_COLL_REDUCE]               = &weft_tunables.REDUCE_ALGORITHM,
-    [WEFT_COLL_ALLREDUCE]            = &weft_tunables.ALLREDUCE_ALGORITHM,
-    [WEFT_COLL_REDUCE_SCATTER]       = &weft_tunables.REDUCE_SCATTER_ALGORITHM,
-    [WEFT_COLL_REDUCE_SCATTER_BLOCK] = &weft_tunables.REDUCE_SCATTER_BLOCK_ALGORITHM,
-    [WEFT_COLL_SCAN]                 = &weft_tunables.SCAN_ALGORITHM,
-    [WEFT_COLL_EXSCAN]               = &weft_tunables.EXSCAN_ALGORITHM,
+/* The WEFT_<COLL>_ALGORITHM rows (enums: value 0 is "auto", then the names). */
+static const int force_tunable[WEFT_COLL_COUNT] = {
+    [WEFT_COLL_BARRIER]              = WEFT_TUNABLE_BARRIER_ALGORITHM,
+    [WEFT_COLL_BCAST]                = WEFT_TUNABLE_BCAST_ALGORITHM,
+    [WEFT_COLL_GATHER]               = WEFT_TUNABLE_GATHER_ALGORITHM,
+    [WEFT_COLL_GATHERV]              = WEFT_TUNABLE_GATHERV_ALGORITHM,
+    [WEFT_COLL_SCATTER]              = WEFT_TUNABLE_SCATTER_ALGORITHM,
+    [WEFT_COLL_SCATTERV]             = WEFT_TUNABLE_SCATTERV_ALGORITHM,
+    [WEFT_COLL_ALLGATHER]            = WEFT_TUNABLE_ALLGATHER_ALGORITHM,
+    [WEFT_COLL_ALLGATHERV]           = WEFT_TUNABLE_ALLGATHERV_ALGORITHM,
+    [WEFT_COLL_ALLTOALL]             = WEFT_TUNABLE_ALLTOALL_ALGORITHM,
+    [WEFT_COLL_ALLTOALLV]            = WEFT_TUNABLE_ALLTOALLV_ALGORITHM,
+    [WEFT_COLL_ALLTOALLW]            = WEFT_TUNABLE_ALLTOALLW_ALGORITHM,
+    [WEFT_COLL_REDUCE]               = WEFT_TUNABLE_REDUCE_ALGORITHM,
+    [WEFT_COLL_ALLREDUCE]            = WEFT_TUNABLE_ALLREDUCE_ALGORITHM,
+    [WEFT_COLL_REDUCE_SCATTER]       = WEFT_TUNABLE_REDUCE_SCATTER_ALGORITHM,
+    [WEFT_COLL_REDUCE_SCATTER_BLOCK] = WEFT_TUNABLE_REDUCE_SCATTER_BLOCK_ALGORITHM,
+    [WEFT_COLL_SCAN]                 = WEFT_TUNABLE_SCAN_ALGORITHM,
+    [WEFT_COLL_EXSCAN]               = WEFT_TUNABLE_EXSCAN_ALGORITHM,
 };
 
 static const char *upper(const char *s, char *buf, size_t n)
@@ -439,8 +440,12 @@ static void module_init(void)
     initialized = 1;
     weft_finalize_register(report);
     for (int c = 0; c < WEFT_COLL_COUNT; c++) {
-        const char *v = force_tunable[c] ? *force_tunable[c] : NULL;
-        if (v == NULL || v[0] == '\0' || strcmp(v, "auto") == 0) {
+        char v[64];
+        if (force_tunable[c] == 0) {
+            continue; /* a collective without a row */
+        }
+        weft_tunables_format(force_tunable[c], v, sizeof(v));
+        if (strcmp(v, "auto") == 0) {
             continue;
         }
         int intra = find_alg(c, 0, v), inter = find_alg(c, 1, v);

@@ -124,7 +124,7 @@ int weft_runtime_init(int required, int *provided)
         snprintf(prefix, sizeof(prefix), "weft[%d]", weft_runtime.pmi.rank);
         weft_log_set_prefix(prefix);
     }
-    jobid = getenv("WEFT_JOBID");
+    jobid = weft_tunables.JOBID[0] ? weft_tunables.JOBID : NULL; /* set by mpiexec */
     snprintf(weft_runtime.jobid, sizeof(weft_runtime.jobid), "%s",
              jobid ? jobid : weft_runtime.pmi.kvsname);
     if (weft_runtime.jobid[0] == '\0' || weft_runtime.pmi.is_singleton) {

@@ -82,7 +82,17 @@ static void test_defaults(void)
         CHECK(d->category[0] != '\0');
         CHECK(strcmp(d->verbosity, "USER_BASIC") == 0 || strcmp(d->verbosity, "TUNER_BASIC") == 0
               || strcmp(d->verbosity, "TUNER_DETAIL") == 0);
-        CHECK(strcmp(d->scope, "LOCAL") == 0 || strcmp(d->scope, "ALL") == 0);
+        CHECK(strcmp(d->scope, "CONSTANT") == 0 || strcmp(d->scope, "READONLY") == 0
+              || strcmp(d->scope, "LOCAL") == 0 || strcmp(d->scope, "GROUP") == 0
+              || strcmp(d->scope, "GROUP_EQ") == 0 || strcmp(d->scope, "ALL") == 0
+              || strcmp(d->scope, "ALL_EQ") == 0);
+        /* Read-only scopes and read-only rows go together. */
+        CHECK((strcmp(d->scope, "CONSTANT") == 0 || strcmp(d->scope, "READONLY") == 0)
+              == (d->when == WEFT_TWHEN_NEVER));
+        CHECK((strcmp(d->category, "LAUNCHER") == 0) == (d->when == WEFT_TWHEN_LAUNCHER));
+        if (strstr(d->name, "_ALGORITHM") != NULL) {
+            CHECK(d->kind == WEFT_TKIND_ENUM && strncmp(d->values, "auto|", 5) == 0);
+        }
         CHECK((d->kind == WEFT_TKIND_ENUM) == (d->values[0] != '\0'));
         for (int j = 0; j < id; j++) {
             CHECK(strcmp(weft_tunable_descs[j].name, d->name) != 0);
