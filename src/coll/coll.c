@@ -27,6 +27,8 @@
 #include "core/runtime.h"
 #include "util/log.h"
 #include "util/tunables.h"
+#include "core/mpit/event.h"
+#include "core/mpit/pvar.h"
 
 const char *const weft_coll_names[WEFT_COLL_COUNT] = {
 #define X(_U, _l) #_l,
@@ -407,7 +409,15 @@ static const char *upper(const char *s, char *buf, size_t n)
 
 static int      forced[WEFT_COLL_COUNT][2]; /* alg id + 1, 0 = none */
 static int      warned[WEFT_ALG_COUNT];
-static unsigned long long alg_calls[WEFT_ALG_COUNT];
+static uint64_t alg_calls[WEFT_ALG_COUNT];   /* the weft_coll_alg_calls pvar */
+static uint64_t coll_calls[WEFT_COLL_COUNT]; /* the weft_coll_calls pvar (not nested calls) */
+
+/* Before main, so MPI_T sees the arrays' sizes even before MPI_Init. */
+__attribute__((constructor)) static void bind_pvars(void)
+{
+    weft_pvar_bind_array(WEFT_PVAR_COLL_ALG_CALLS, alg_calls, WEFT_ALG_COUNT);
+    weft_pvar_bind_array(WEFT_PVAR_COLL_CALLS, coll_calls, WEFT_COLL_COUNT);
+}
 static int      initialized;
 
 static void report(void)
@@ -420,7 +430,7 @@ static void report(void)
             fprintf(stderr, "weft[0] report: coll %s %s %s: %llu call%s\n",
                     weft_coll_names[weft_coll_algs[i].coll],
                     weft_coll_algs[i].inter ? "inter" : "intra", weft_coll_algs[i].name,
-                    alg_calls[i], alg_calls[i] == 1 ? "" : "s");
+                    (unsigned long long)alg_calls[i], alg_calls[i] == 1 ? "" : "s");
         }
     }
 }
@@ -701,6 +711,8 @@ int weft_coll_select(const weft_coll_args_t *a)
     }
     if (alg >= 0) {
         alg_calls[alg]++;
+        coll_calls[a->coll] += !a->nested;
+        WEFT_EVENT_RAISE(COLL_ALGORITHM, a->coll, alg, a->comm->size, a->nested);
         if ((weft_coll_algs[alg].flags & WEFT_R_TWO_LEVEL) &&
             weft_coll_comm_two_level(a->comm) != MPI_SUCCESS) {
             return -1;

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Performance-variable storage (pvars.def) and the hot-path macros: a
+ * per-process array of 64-bit counters indexed by WEFT_PVAR_<NAME>. The cost
+ * of a count is one non-atomic add; a level change also compares with its
+ * process-wide watermark and tests one flag that is set only while an MPI_T
+ * session watches a watermark. Sessions, handles and the MPI_T view are in
+ * mpit/pvar.c.
+ */
+#ifndef WEFT_CORE_MPIT_PVAR_H
+#define WEFT_CORE_MPIT_PVAR_H
+
+#include <stdint.h>
+
+typedef enum {
+#define WEFT_PVAR(_name, _class, _cat, _verb, _level, _help) WEFT_PVAR_##_name,
+#include "core/mpit/pvars.def"
+#undef WEFT_PVAR
+    WEFT_PVAR_COUNT,
+    WEFT_PVAR_NONE = -1
+} weft_pvar_id_t;
+
+extern uint64_t weft_pvar[WEFT_PVAR_COUNT];
+extern uint64_t weft_pvar_peak[WEFT_PVAR_COUNT]; /* of LEVEL rows, since the start */
+extern int      weft_pvar_watchers; /* watermark handles started in some session */
+
+void weft_pvar_watch_update(int level_id, uint64_t value);
+
+#define WEFT_PVAR_INC(_name)     (weft_pvar[WEFT_PVAR_##_name]++)
+#define WEFT_PVAR_ADD(_name, _v) (weft_pvar[WEFT_PVAR_##_name] += (uint64_t)(_v))
+#define WEFT_PVAR_SET(_name, _v) (weft_pvar[WEFT_PVAR_##_name] = (uint64_t)(_v))
+#define WEFT_PVAR_LEVEL_INC(_name) weft_pvar_level_moved(WEFT_PVAR_##_name, ++weft_pvar[WEFT_PVAR_##_name])
+#define WEFT_PVAR_LEVEL_DEC(_name) weft_pvar_level_moved(WEFT_PVAR_##_name, --weft_pvar[WEFT_PVAR_##_name])
+
+static inline void weft_pvar_level_moved(int id, uint64_t value)
+{
+    if (value > weft_pvar_peak[id]) {
+        weft_pvar_peak[id] = value;
+    }
+    if (__builtin_expect(weft_pvar_watchers != 0, 0)) {
+        weft_pvar_watch_update(id, value);
+    }
+}
+
+/* Let an array (count elements, owned by the caller and updated by it) stand
+ * for pvar id; MPI_T handles of id then have count elements. */
+void weft_pvar_bind_array(weft_pvar_id_t id, const uint64_t *values, int count);
+
+/* Monotonic nanoseconds, the clock of TIMER pvars and of the event source. */
+uint64_t weft_pvar_now_ns(void);
+
+#endif
