@@ -87,6 +87,14 @@ static void runtime_at_exit(void)
     }
 }
 
+static void warn_unknown_env(const char *name, const char *closest, void *arg)
+{
+    (void)arg;
+    weft_log_warn("%s is set but no Weft tunable knows it; did you mean %s? "
+                  "(weft-info --tunables lists them; WEFT_WARN_UNKNOWN_ENV=0 silences this)",
+                  name, closest);
+}
+
 int weft_runtime_init(int required, int *provided)
 {
     char        errbuf[512];
@@ -119,6 +127,9 @@ int weft_runtime_init(int required, int *provided)
         weft_pmi_abort(1, msg);
     }
     weft_api_arg_check = weft_tunables.ARG_CHECK;
+    if (weft_tunables.WARN_UNKNOWN_ENV && (weft_runtime.pmi.rank == 0 || weft_runtime.pmi.is_singleton)) {
+        weft_tunables_check_env(NULL, warn_unknown_env, NULL); /* a typo would be ignored silently */
+    }
     {
         char prefix[64];
         snprintf(prefix, sizeof(prefix), "weft[%d]", weft_runtime.pmi.rank);
