@@ -412,28 +412,23 @@ static int      warned[WEFT_ALG_COUNT];
 static uint64_t alg_calls[WEFT_ALG_COUNT];   /* the weft_coll_alg_calls pvar */
 static uint64_t coll_calls[WEFT_COLL_COUNT]; /* the weft_coll_calls pvar (not nested calls) */
 
+static char        alg_names[WEFT_ALG_COUNT][64]; /* "allreduce:intra:ring" */
+static const char *alg_name_ptrs[WEFT_ALG_COUNT];
+
 /* Before main, so MPI_T sees the arrays' sizes even before MPI_Init. */
 __attribute__((constructor)) static void bind_pvars(void)
 {
     weft_pvar_bind_array(WEFT_PVAR_COLL_ALG_CALLS, alg_calls, WEFT_ALG_COUNT);
     weft_pvar_bind_array(WEFT_PVAR_COLL_CALLS, coll_calls, WEFT_COLL_COUNT);
+    weft_pvar_bind_names(WEFT_PVAR_COLL_CALLS, weft_coll_names);
+    for (int i = 0; i < WEFT_ALG_COUNT; i++) {
+        snprintf(alg_names[i], sizeof(alg_names[i]), "%s:%s:%s", weft_coll_names[weft_coll_algs[i].coll],
+                 weft_coll_algs[i].inter ? "inter" : "intra", weft_coll_algs[i].name);
+        alg_name_ptrs[i] = alg_names[i];
+    }
+    weft_pvar_bind_names(WEFT_PVAR_COLL_ALG_CALLS, alg_name_ptrs);
 }
 static int      initialized;
-
-static void report(void)
-{
-    if (!weft_tunables.REPORT || weft_runtime.pmi.rank != 0) {
-        return;
-    }
-    for (int i = 0; i < WEFT_ALG_COUNT; i++) {
-        if (alg_calls[i]) {
-            fprintf(stderr, "weft[0] report: coll %s %s %s: %llu call%s\n",
-                    weft_coll_names[weft_coll_algs[i].coll],
-                    weft_coll_algs[i].inter ? "inter" : "intra", weft_coll_algs[i].name,
-                    (unsigned long long)alg_calls[i], alg_calls[i] == 1 ? "" : "s");
-        }
-    }
-}
 
 /* Algorithm calls so far (tests, MPI_T). */
 unsigned long long weft_coll_alg_calls(int alg)
@@ -448,7 +443,6 @@ static void module_init(void)
     void       *list = NULL;
 
     initialized = 1;
-    weft_finalize_register(report);
     for (int c = 0; c < WEFT_COLL_COUNT; c++) {
         char v[64];
         if (force_tunable[c] == 0) {

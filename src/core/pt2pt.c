@@ -687,6 +687,7 @@ int weft_isend(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, 
         weft_request_free(req);
         return rc;
     }
+    WEFT_TRAFFIC(comm->peer_world[dest], req->bytes);
     if (peer < 0) {
         self_send(req);
         return MPI_SUCCESS;
@@ -1015,6 +1016,7 @@ int weft_send_eager_now(const void *buf, MPI_Count count, weft_datatype_t *dt, i
                     (size_t)bytes);
     WEFT_PVAR_INC(EAGER_MSGS_SENT);
     WEFT_PVAR_ADD(EAGER_BYTES_SENT, bytes);
+    WEFT_TRAFFIC(world, bytes);
     return 1;
 }
 

@@ -17,6 +17,7 @@
 #include "core/progress.h"
 #include "util/log.h"
 #include "util/tunables.h"
+#include "core/mpit/report.h"
 
 weft_runtime_t  weft_runtime;
 pthread_mutex_t weft_big_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -105,6 +106,7 @@ int weft_runtime_init(int required, int *provided)
         /* Sessions brought the core up first: MPI_Init only opens the world
          * model on top of it (the thread level is the one already chosen). */
         weft_runtime.state = WEFT_STATE_INITIALIZED;
+        weft_report_start();
         if (provided) {
             *provided = weft_runtime.thread_level;
         }
@@ -164,6 +166,7 @@ int weft_runtime_init(int required, int *provided)
     atexit(runtime_at_exit);
     /* Turn the lock on last: init itself runs single-threaded. */
     weft_runtime.thread_multiple = weft_runtime.thread_level == MPI_THREAD_MULTIPLE;
+    weft_report_start();
     if (provided) {
         *provided = weft_runtime.thread_level;
     }
@@ -174,6 +177,9 @@ int weft_runtime_finalize(void)
 {
     int rc;
 
+    if (weft_runtime.state == WEFT_STATE_INITIALIZED) {
+        weft_report_finish(); /* gathers to rank 0: while every rank can still talk */
+    }
     if (weft_runtime.sessions > 0 && weft_runtime.state == WEFT_STATE_INITIALIZED) {
         /* MPI_Finalize while sessions live: the world model ends, the core
          * stays for the sessions; the last MPI_Session_finalize tears it down. */

@@ -39,10 +39,33 @@ static const struct {
 static const uint64_t *bound_values[WEFT_PVAR_COUNT];
 static int             bound_count[WEFT_PVAR_COUNT];
 
+static const char *const *bound_names[WEFT_PVAR_COUNT];
+weft_traffic_t            *weft_traffic;
+
 void weft_pvar_bind_array(weft_pvar_id_t id, const uint64_t *values, int count)
 {
     bound_values[id] = values;
     bound_count[id]  = count;
+}
+
+void weft_pvar_bind_names(weft_pvar_id_t id, const char *const *names)
+{
+    bound_names[id] = names;
+}
+
+const char *weft_pvar_element_name(weft_pvar_id_t id, int i)
+{
+    return bound_names[id] ? bound_names[id][i] : "";
+}
+
+int weft_pvar_element_count(weft_pvar_id_t id)
+{
+    return bound_values[id] ? bound_count[id] : 1;
+}
+
+uint64_t weft_pvar_element(weft_pvar_id_t id, int i)
+{
+    return bound_values[id] ? bound_values[id][i] : weft_pvar[id];
 }
 
 uint64_t weft_pvar_now_ns(void)

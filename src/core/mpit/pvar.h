@@ -43,9 +43,30 @@ static inline void weft_pvar_level_moved(int id, uint64_t value)
     }
 }
 
+/* Messages and payload bytes this process sent to each world rank (the job
+ * report's traffic matrix); NULL until MPI_Init has finished. */
+typedef struct {
+    uint64_t msgs, bytes;
+} weft_traffic_t;
+extern weft_traffic_t *weft_traffic;
+
+#define WEFT_TRAFFIC(_world, _bytes)                             \
+    do {                                                         \
+        if (weft_traffic != NULL) {                              \
+            weft_traffic[_world].msgs++;                         \
+            weft_traffic[_world].bytes += (uint64_t)(_bytes);    \
+        }                                                        \
+    } while (0)
+
 /* Let an array (count elements, owned by the caller and updated by it) stand
  * for pvar id; MPI_T handles of id then have count elements. */
 void weft_pvar_bind_array(weft_pvar_id_t id, const uint64_t *values, int count);
+
+/* Names of the elements of a bound array (the job report prints them). */
+void        weft_pvar_bind_names(weft_pvar_id_t id, const char *const *names);
+const char *weft_pvar_element_name(weft_pvar_id_t id, int i);
+int         weft_pvar_element_count(weft_pvar_id_t id);
+uint64_t    weft_pvar_element(weft_pvar_id_t id, int i);
 
 /* Monotonic nanoseconds, the clock of TIMER pvars and of the event source. */
 uint64_t weft_pvar_now_ns(void);
