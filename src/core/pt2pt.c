@@ -472,6 +472,7 @@ static void on_message(int peer, const weft_shm_msg_t *m)
         weft_request_t *sreq = (weft_request_t *)(uintptr_t)cts.sreq;
         if (sreq->bytes == 0) {
             p2p.sends_out--;
+            WEFT_EVENT_RAISE(RNDV_FINISH, sreq->peer, sreq->tag, 0, 0);
             weft_request_complete(sreq);
         } else {
             sreq->proto[2]               = 0; /* bytes streamed */
@@ -802,6 +803,7 @@ static int pipe_send_progress(int peer, peer_state_t *ps)
         ps->pipe_send = NULL;
         p2p.pending--;
         p2p.sends_out--;
+        WEFT_EVENT_RAISE(RNDV_FINISH, req->peer, req->tag, req->bytes, 0);
         weft_request_complete(req);
     }
     return events;

@@ -289,6 +289,14 @@ static void check_classes(int size)
                                  &colls, &ncoll));
     T_CHECK(ncoll > 10 && ncoll <= 64, "weft_coll_calls has %d elements", ncoll);
 
+    /* A second session's high watermark, started first, must not see s's reset. */
+    MPI_T_pvar_session s2;
+    MPI_T_pvar_handle  hwm2;
+    T_OK(MPI_T_pvar_session_create(&s2));
+    T_OK(MPI_T_pvar_handle_alloc(s2, pvar_index("weft_unexp_queue_hwm", MPI_T_PVAR_CLASS_HIGHWATERMARK),
+                                 NULL, &hwm2, &count));
+    T_OK(MPI_T_pvar_start(s2, hwm2));
+
     /* k messages to ourselves with no receive posted: the unexpected queue reaches k. */
     T_OK(MPI_T_pvar_start(s, hwm));
     T_OK(MPI_T_pvar_start(s, timer));
@@ -306,6 +314,12 @@ static void check_classes(int size)
     T_OK(MPI_T_pvar_reset(s, hwm));
     T_OK(MPI_T_pvar_read(s, hwm, &v));
     T_CHECK(v <= (unsigned long long)(2 * size), "high watermark after reset %llu (queue is empty)", v);
+    T_OK(MPI_T_pvar_read(s2, hwm2, &v));
+    T_CHECK(v >= (unsigned long long)k, "other session's high watermark %llu after s's reset", v);
+    T_OK(MPI_T_pvar_stop(s2, hwm2));
+    T_OK(MPI_T_pvar_read(s2, hwm2, &v));
+    T_CHECK(v >= (unsigned long long)k, "stopped high watermark %llu", v);
+    T_OK(MPI_T_pvar_session_free(&s2));
     T_OK(MPI_T_pvar_read(s, timer, &v));
     T_CHECK(v > 0, "no time in the unexpected queue");
     T_OK(MPI_T_pvar_read(s, pct, &frac));
@@ -381,6 +395,75 @@ static void on_dropped(MPI_Count count, MPI_T_event_registration r, int source, 
     (void)safety;
     (void)user;
     seen_dropped += (int)count;
+}
+
+static int       rndv_events[2], coll_top_events, coll_events;
+static MPI_Count rndv_bytes[2], coll_size;
+
+static void on_rndv(MPI_T_event_instance e, MPI_T_event_registration r, MPI_T_cb_safety safety,
+                    void *user)
+{
+    MPI_Count v[3];
+    int       which = *(int *)user;
+    (void)r;
+    (void)safety;
+    MPI_T_event_copy(e, v);
+    rndv_events[which]++;
+    rndv_bytes[which] = v[2];
+}
+
+static void on_coll(MPI_T_event_instance e, MPI_T_event_registration r, MPI_T_cb_safety safety,
+                    void *user)
+{
+    MPI_Count v[4];
+    (void)r;
+    (void)safety;
+    (void)user;
+    MPI_T_event_copy(e, v);
+    coll_events++;
+    if (v[3] == 0) { /* the call itself, not a step of a two-level algorithm */
+        coll_top_events++;
+        coll_size = v[2];
+    }
+}
+
+/* Rendezvous start/finish around one large ring message; the algorithm event of a barrier. */
+static void check_more_events(int size)
+{
+    static int               start = 0, finish = 1;
+    int                      i_start, i_finish, i_coll;
+    MPI_T_event_registration r_start, r_finish, r_coll;
+    char                     sbuf[1000] = {0}, rbuf[1000];
+
+    T_OK(MPI_T_event_get_index("weft_rndv_start", &i_start));
+    T_OK(MPI_T_event_get_index("weft_rndv_finish", &i_finish));
+    T_OK(MPI_T_event_get_index("weft_coll_algorithm", &i_coll));
+    T_OK(MPI_T_event_handle_alloc(i_start, NULL, MPI_INFO_NULL, &r_start));
+    T_OK(MPI_T_event_handle_alloc(i_finish, NULL, MPI_INFO_NULL, &r_finish));
+    T_OK(MPI_T_event_handle_alloc(i_coll, NULL, MPI_INFO_NULL, &r_coll));
+    T_OK(MPI_T_event_register_callback(r_start, MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE, MPI_INFO_NULL,
+                                       &start, on_rndv));
+    T_OK(MPI_T_event_register_callback(r_finish, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL,
+                                       &finish, on_rndv));
+    T_OK(MPI_T_event_register_callback(r_coll, MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_INFO_NULL, NULL,
+                                       on_coll));
+    MPI_Sendrecv(sbuf, 1000, MPI_BYTE, (rank + 1) % size, 5, rbuf, 1000, MPI_BYTE,
+                 (rank + size - 1) % size, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (size > 1) { /* 1000 B > the 64 B eager threshold written before MPI_Init */
+        T_CHECK(rndv_events[0] == 1 && rndv_bytes[0] == 1000, "rndv start: %d events, %lld bytes",
+                rndv_events[0], (long long)rndv_bytes[0]);
+        T_CHECK(rndv_events[1] == 1 && rndv_bytes[1] == 1000, "rndv finish: %d events, %lld bytes",
+                rndv_events[1], (long long)rndv_bytes[1]);
+    } else {
+        T_CHECK(rndv_events[0] == 0 && rndv_events[1] == 0, "rendezvous to oneself");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    T_CHECK(coll_top_events == 1 && coll_size == size && coll_events >= 1,
+            "barrier: %d algorithm events (%d top level), comm size %lld", coll_events,
+            coll_top_events, (long long)coll_size);
+    T_OK(MPI_T_event_handle_free(r_start, NULL, NULL));
+    T_OK(MPI_T_event_handle_free(r_finish, NULL, NULL));
+    T_OK(MPI_T_event_handle_free(r_coll, NULL, NULL));
 }
 
 static void check_events(void)
@@ -478,6 +561,7 @@ int main(int argc, char **argv)
     check_sessions();
     check_classes(size);
     check_events();
+    check_more_events(size);
     check_categories();
     MPI_Allreduce(&errors, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Finalize();

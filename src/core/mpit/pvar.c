@@ -5,8 +5,12 @@
  * handles. A session's view of a counter is its own: the handle remembers the
  * counter at start/reset (base) and what it accumulated while started
  * (accum), so sessions never disturb each other or the library's counters.
- * Watermarks are per handle, updated by the level macros only while some
- * started handle watches them (weft_pvar_watchers).
+ * Watermarks: the level macros keep the highest and lowest value since the
+ * last fold (weft_pvar_hi/lo); whenever a watermark handle of that level
+ * starts, resets or is written, every started handle of the level first
+ * folds them into its own mark and they restart from the current level. A
+ * started handle's value is its mark combined with them, so each handle sees
+ * the extreme since its own start with no lock on the hot path.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +24,8 @@
 
 uint64_t weft_pvar[WEFT_PVAR_COUNT];
 uint64_t weft_pvar_peak[WEFT_PVAR_COUNT];
-int      weft_pvar_watchers;
+uint64_t weft_pvar_hi[WEFT_PVAR_COUNT];
+uint64_t weft_pvar_lo[WEFT_PVAR_COUNT];
 
 static const struct {
     const char *name;
@@ -151,19 +156,30 @@ struct MPI_ABI_T_pvar_session {
 static struct MPI_ABI_T_pvar_session *sessions;
 static struct MPI_ABI_T_pvar_handle  *watching; /* started watermark handles */
 
-void weft_pvar_watch_update(int level_id, uint64_t value)
+/* A watermark handle's mark combined with the extremes since the last fold. */
+static uint64_t watermark(const struct MPI_ABI_T_pvar_handle *h)
 {
-    mpit_lock();
+    int      level = pvar_descs[h->id].level;
+    uint64_t mark  = h->accum[0];
+
+    if (!h->started) {
+        return mark;
+    }
+    if (pvar_descs[h->id].var_class == MPI_T_PVAR_CLASS_HIGHWATERMARK) {
+        return weft_pvar_hi[level] > mark ? weft_pvar_hi[level] : mark;
+    }
+    return weft_pvar_lo[level] < mark ? weft_pvar_lo[level] : mark;
+}
+
+/* Fold the extremes of level into every started handle, restart them. */
+static void fold(int level)
+{
     for (struct MPI_ABI_T_pvar_handle *h = watching; h; h = h->next_watch) {
-        if (pvar_descs[h->id].level != level_id) {
-            continue;
-        }
-        if (pvar_descs[h->id].var_class == MPI_T_PVAR_CLASS_HIGHWATERMARK ? value > h->accum[0]
-                                                                          : value < h->accum[0]) {
-            h->accum[0] = value;
+        if (pvar_descs[h->id].level == level) {
+            h->accum[0] = watermark(h);
         }
     }
-    mpit_unlock();
+    weft_pvar_hi[level] = weft_pvar_lo[level] = weft_pvar[level];
 }
 
 static void watch(struct MPI_ABI_T_pvar_handle *h, int on)
@@ -176,10 +192,8 @@ static void watch(struct MPI_ABI_T_pvar_handle *h, int on)
     if (on && *pp == NULL) {
         h->next_watch = watching;
         watching      = h;
-        weft_pvar_watchers++;
     } else if (!on && *pp == h) {
         *pp = h->next_watch;
-        weft_pvar_watchers--;
     }
 }
 
@@ -325,13 +339,16 @@ void mpit_pvar_free_all(void)
 static uint64_t session_value(const struct MPI_ABI_T_pvar_handle *h, int i)
 {
     if (is_watermark(pvar_descs[h->id].var_class)) {
-        return h->accum[0];
+        return watermark(h);
     }
     return h->accum[i] + (h->started ? current(h->id, i) - h->base[i] : 0);
 }
 
 static void restart(struct MPI_ABI_T_pvar_handle *h)
 {
+    if (is_watermark(pvar_descs[h->id].var_class) && h->started) {
+        fold(pvar_descs[h->id].level);
+    }
     for (int i = 0; i < h->count; i++) {
         h->accum[i] = is_watermark(pvar_descs[h->id].var_class) ? current(h->id, i) : 0;
         h->base[i]  = current(h->id, i);
@@ -399,6 +416,7 @@ static int start_one(struct MPI_ABI_T_pvar_handle *h)
             h->base[i] = current(h->id, i);
         }
         if (is_watermark(pvar_descs[h->id].var_class)) {
+            fold(pvar_descs[h->id].level);
             h->accum[0] = current(h->id, 0); /* the mark starts at the level now */
             watch(h, 1);
         }
@@ -526,6 +544,9 @@ int weft_mpit_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, c
         return MPI_T_ERR_PVAR_NO_WRITE;
     }
     /* The session's value becomes buf; later changes add to it. */
+    if (is_watermark(pvar_descs[handle->id].var_class) && handle->started) {
+        fold(pvar_descs[handle->id].level);
+    }
     for (int i = 0; i < handle->count; i++) {
         memcpy(&handle->accum[i], (const char *)buf + (size_t)i * sizeof(uint64_t), sizeof(uint64_t));
         handle->base[i] = current(handle->id, i);

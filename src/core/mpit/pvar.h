@@ -3,10 +3,9 @@
  *
  * Performance-variable storage (pvars.def) and the hot-path macros: a
  * per-process array of 64-bit counters indexed by WEFT_PVAR_<NAME>. The cost
- * of a count is one non-atomic add; a level change also compares with its
- * process-wide watermark and tests one flag that is set only while an MPI_T
- * session watches a watermark. Sessions, handles and the MPI_T view are in
- * mpit/pvar.c.
+ * of a count is one non-atomic add; a level change also updates three
+ * running extremes (compare and store, no lock). Sessions, handles and the
+ * MPI_T view are in mpit/pvar.c.
  */
 #ifndef WEFT_CORE_MPIT_PVAR_H
 #define WEFT_CORE_MPIT_PVAR_H
@@ -22,10 +21,11 @@ typedef enum {
 } weft_pvar_id_t;
 
 extern uint64_t weft_pvar[WEFT_PVAR_COUNT];
-extern uint64_t weft_pvar_peak[WEFT_PVAR_COUNT]; /* of LEVEL rows, since the start */
-extern int      weft_pvar_watchers; /* watermark handles started in some session */
-
-void weft_pvar_watch_update(int level_id, uint64_t value);
+/* Of LEVEL rows: highest since the job report's start; highest and lowest
+ * since MPI_T last folded them into the started watermark handles. */
+extern uint64_t weft_pvar_peak[WEFT_PVAR_COUNT];
+extern uint64_t weft_pvar_hi[WEFT_PVAR_COUNT];
+extern uint64_t weft_pvar_lo[WEFT_PVAR_COUNT];
 
 #define WEFT_PVAR_INC(_name)     (weft_pvar[WEFT_PVAR_##_name]++)
 #define WEFT_PVAR_ADD(_name, _v) (weft_pvar[WEFT_PVAR_##_name] += (uint64_t)(_v))
@@ -38,8 +38,11 @@ static inline void weft_pvar_level_moved(int id, uint64_t value)
     if (value > weft_pvar_peak[id]) {
         weft_pvar_peak[id] = value;
     }
-    if (__builtin_expect(weft_pvar_watchers != 0, 0)) {
-        weft_pvar_watch_update(id, value);
+    if (value > weft_pvar_hi[id]) {
+        weft_pvar_hi[id] = value;
+    }
+    if (value < weft_pvar_lo[id]) {
+        weft_pvar_lo[id] = value;
     }
 }
 
