@@ -229,9 +229,16 @@ int weft_mpit_event_get_info(int event_index, char *name, int *name_len, int *ve
 
 /* ---- registrations ---------------------------------------------------------- */
 
+/* Live registrations are the ones on the list: a freed or foreign handle is
+ * rejected without being dereferenced. */
 static int reg_valid(MPI_T_event_registration r)
 {
-    return r != NULL && (uintptr_t)r >= 4096 && r->magic == MPIT_MAGIC_EVREG;
+    for (struct MPI_ABI_T_event_registration *x = registrations; x; x = x->next) {
+        if (x == r) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static int inst_valid(MPI_T_event_instance e)

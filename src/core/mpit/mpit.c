@@ -188,10 +188,14 @@ static int cvar_count(void)
     return ncvars;
 }
 
+/* Control variables are bound to no object, so one handle per row serves
+ * every allocation: nothing to leak, and a stale handle is never a dangling
+ * pointer. */
 struct MPI_ABI_T_cvar_handle {
     uint32_t magic;
     int      row;
 };
+static struct MPI_ABI_T_cvar_handle cvar_handles[WEFT_TUNABLE_COUNT];
 
 static int cvar_scope(const char *scope)
 {
@@ -277,10 +281,7 @@ int weft_mpit_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_han
     if (handle == NULL || count == NULL) {
         return MPI_T_ERR_INVALID;
     }
-    struct MPI_ABI_T_cvar_handle *h = malloc(sizeof(*h));
-    if (h == NULL) {
-        return MPI_T_ERR_MEMORY;
-    }
+    struct MPI_ABI_T_cvar_handle *h = &cvar_handles[cvar_rows[cvar_index]];
     h->magic = MPIT_MAGIC_CVAR;
     h->row   = cvar_rows[cvar_index];
     *count   = weft_tunable_descs[h->row].kind == WEFT_TKIND_STRING ? MPIT_STRING_MAX : 1;
@@ -290,7 +291,7 @@ int weft_mpit_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_han
 
 static int cvar_handle_valid(MPI_T_cvar_handle h)
 {
-    return h != MPI_T_CVAR_HANDLE_NULL && (uintptr_t)h >= 4096 && h->magic == MPIT_MAGIC_CVAR;
+    return h >= cvar_handles && h < cvar_handles + WEFT_TUNABLE_COUNT && h->magic == MPIT_MAGIC_CVAR;
 }
 
 int weft_mpit_cvar_handle_free(MPI_T_cvar_handle *handle)
@@ -298,8 +299,6 @@ int weft_mpit_cvar_handle_free(MPI_T_cvar_handle *handle)
     if (handle == NULL || !cvar_handle_valid(*handle)) {
         return MPI_T_ERR_INVALID_HANDLE;
     }
-    (*handle)->magic = MPIT_MAGIC_FREED;
-    free(*handle);
     *handle = MPI_T_CVAR_HANDLE_NULL;
     return MPI_SUCCESS;
 }

@@ -197,15 +197,27 @@ static void watch(struct MPI_ABI_T_pvar_handle *h, int on)
     }
 }
 
+/* Live sessions and handles are the ones on the lists: a freed or foreign
+ * handle is rejected without being dereferenced. */
 static int session_valid(MPI_T_pvar_session s)
 {
-    return s != MPI_T_PVAR_SESSION_NULL && (uintptr_t)s >= 4096 && s->magic == MPIT_MAGIC_SESSION;
+    for (struct MPI_ABI_T_pvar_session *x = sessions; x; x = x->next) {
+        if (x == s) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
+/* s must be valid. */
 static int handle_in(MPI_T_pvar_session s, MPI_T_pvar_handle h)
 {
-    return h != MPI_T_PVAR_HANDLE_NULL && h != MPI_T_PVAR_ALL_HANDLES && (uintptr_t)h >= 4096 &&
-           h->magic == MPIT_MAGIC_PVAR && h->session == s;
+    for (struct MPI_ABI_T_pvar_handle *x = s->handles; x; x = x->next) {
+        if (x == h) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 int weft_mpit_pvar_get_num(int *num_pvar)
