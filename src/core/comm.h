@@ -37,6 +37,7 @@ struct weft_comm {
                                              (own context id), for internal exchanges */
     int                     owns_context; /* context id came from the allocator */
     int                     freed;        /* MPI_Comm_free called (handle gone) */
+    uint64_t                pvar_msgs_sent, pvar_bytes_sent; /* MPI_T, core/mpit/pvars.def */
 };
 
 extern weft_comm_t weft_comm_world;

@@ -689,6 +689,7 @@ int weft_isend(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, 
         return rc;
     }
     WEFT_TRAFFIC(comm->peer_world[dest], req->bytes);
+    WEFT_PVAR_COMM_SENT(comm, req->bytes);
     if (peer < 0) {
         self_send(req);
         return MPI_SUCCESS;
@@ -1019,6 +1020,7 @@ int weft_send_eager_now(const void *buf, MPI_Count count, weft_datatype_t *dt, i
     WEFT_PVAR_INC(EAGER_MSGS_SENT);
     WEFT_PVAR_ADD(EAGER_BYTES_SENT, bytes);
     WEFT_TRAFFIC(world, bytes);
+    WEFT_PVAR_COMM_SENT(comm, bytes);
     return 1;
 }
 

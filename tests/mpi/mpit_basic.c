@@ -201,6 +201,41 @@ static void check_protocol_counters(int size)
     T_CHECK(s == MPI_T_PVAR_SESSION_NULL, "session not nulled");
 }
 
+/* Handles bound to a communicator count only its traffic, and outlive MPI_Comm_free. */
+static void check_comm_bound(int size)
+{
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle  hm, hb;
+    MPI_Comm           dup, null = MPI_COMM_NULL;
+    int                im = pvar_index("weft_comm_msgs_sent", MPI_T_PVAR_CLASS_COUNTER);
+    int                ib = pvar_index("weft_comm_bytes_sent", MPI_T_PVAR_CLASS_AGGREGATE);
+    int                bind = -1, count;
+    unsigned long long msgs, bytes;
+    char               sbuf[8] = {0}, rbuf[8];
+
+    T_OK(MPI_T_pvar_get_info(im, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &bind, NULL, NULL,
+                             NULL));
+    T_CHECK(bind == MPI_T_BIND_MPI_COMM, "bind %d", bind);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    T_OK(MPI_T_pvar_session_create(&s));
+    T_RC(MPI_T_pvar_handle_alloc(s, im, NULL, &hm, &count), MPI_T_ERR_INVALID_HANDLE);
+    T_RC(MPI_T_pvar_handle_alloc(s, im, &null, &hm, &count), MPI_T_ERR_INVALID_HANDLE);
+    T_OK(MPI_T_pvar_handle_alloc(s, im, &dup, &hm, &count));
+    T_OK(MPI_T_pvar_handle_alloc(s, ib, &dup, &hb, &count));
+    T_OK(MPI_T_pvar_start(s, MPI_T_PVAR_ALL_HANDLES));
+    for (int i = 0; i < 3; i++) {
+        MPI_Sendrecv(sbuf, 8, MPI_BYTE, (rank + 1) % size, 0, rbuf, 8, MPI_BYTE,
+                     (rank + size - 1) % size, 0, dup, MPI_STATUS_IGNORE);
+    }
+    MPI_Sendrecv(sbuf, 8, MPI_BYTE, (rank + 1) % size, 0, rbuf, 8, MPI_BYTE, (rank + size - 1) % size,
+                 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* another communicator: not counted */
+    MPI_Comm_free(&dup);
+    T_OK(MPI_T_pvar_read(s, hm, &msgs));
+    T_OK(MPI_T_pvar_read(s, hb, &bytes));
+    T_CHECK(msgs == 3 && bytes == 24, "on the dup: %llu msgs %llu bytes, want 3 and 24", msgs, bytes);
+    T_OK(MPI_T_pvar_session_free(&s)); /* releases the communicator */
+}
+
 /* Two sessions count the same traffic independently; reset and write touch one. */
 static void check_sessions(void)
 {
@@ -559,6 +594,7 @@ int main(int argc, char **argv)
     write_cvar_int("WEFT_SPIN_COUNT", 10, MPI_T_ERR_CVAR_SET_NOT_NOW); /* read at init */
     write_cvar_int("WEFT_ARG_CHECK", 1, MPI_SUCCESS);                 /* any time */
     check_sessions();
+    check_comm_bound(size);
     check_classes(size);
     check_events();
     check_more_events(size);

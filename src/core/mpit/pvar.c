@@ -20,6 +20,7 @@
 #include "core/mpit/mpit.h"
 #include "core/mpit/mpit_internal.h"
 #include "core/mpit/pvar.h"
+#include "core/comm.h"
 #include "core/runtime.h"
 
 uint64_t weft_pvar[WEFT_PVAR_COUNT];
@@ -27,16 +28,20 @@ uint64_t weft_pvar_peak[WEFT_PVAR_COUNT];
 uint64_t weft_pvar_hi[WEFT_PVAR_COUNT];
 uint64_t weft_pvar_lo[WEFT_PVAR_COUNT];
 
+#define WEFT_PVAR_BIND_NO_OBJECT MPI_T_BIND_NO_OBJECT
+#define WEFT_PVAR_BIND_COMM      MPI_T_BIND_MPI_COMM
+
 static const struct {
     const char *name;
     int         var_class;
     const char *module;
     const char *verbosity;
     int         level; /* watched LEVEL row of a watermark, else -1 */
+    int         bind;  /* MPI_T_BIND_NO_OBJECT or MPI_T_BIND_MPI_COMM */
     const char *help;
 } pvar_descs[WEFT_PVAR_COUNT] = {
-#define WEFT_PVAR(_name, _class, _cat, _verb, _level, _help) \
-    {#_name, MPI_T_PVAR_CLASS_##_class, #_cat, #_verb, WEFT_PVAR_##_level, _help},
+#define WEFT_PVAR(_name, _class, _cat, _verb, _level, _bind, _help) \
+    {#_name, MPI_T_PVAR_CLASS_##_class, #_cat, #_verb, WEFT_PVAR_##_level, WEFT_PVAR_BIND_##_bind, _help},
 #include "core/mpit/pvars.def"
 #undef WEFT_PVAR
 };
@@ -114,10 +119,12 @@ static int pvar_count(int id)
     return bound_values[id] ? bound_count[id] : 1;
 }
 
-/* The library's current value of element i of pvar id. */
-static uint64_t current(int id, int i)
+/* The library's current value of element i of pvar id (comm: of a COMM-bound row). */
+static uint64_t current_of(int id, int i, const weft_comm_t *comm)
 {
     switch (id) {
+    case WEFT_PVAR_COMM_MSGS_SENT: return comm->pvar_msgs_sent;
+    case WEFT_PVAR_COMM_BYTES_SENT: return comm->pvar_bytes_sent;
     case WEFT_PVAR_RUNTIME_STATE: return (uint64_t)weft_runtime.state;
     default: break;
     }
@@ -126,6 +133,7 @@ static uint64_t current(int id, int i)
     }
     return bound_values[id] ? bound_values[id][i] : weft_pvar[id];
 }
+
 
 static double unexpected_fraction(void)
 {
@@ -141,6 +149,7 @@ struct MPI_ABI_T_pvar_handle {
     int                           id;
     int                           count;
     int                           started;
+    weft_comm_t                  *comm;  /* COMM-bound rows: the communicator (retained) */
     uint64_t                     *accum; /* counters: value while started; watermarks: the mark */
     uint64_t                     *base;  /* counters: library value at start/reset */
     struct MPI_ABI_T_pvar_handle *next;  /* in the session */
@@ -263,7 +272,7 @@ int weft_mpit_pvar_get_info(int pvar_index, char *name, int *name_len, int *verb
     if (var_class) *var_class = cls;
     if (datatype) *datatype = pvar_datatype(cls);
     if (enumtype) *enumtype = cls == MPI_T_PVAR_CLASS_STATE ? mpit_pvar_state_enum() : MPI_T_ENUM_NULL;
-    if (bind) *bind = MPI_T_BIND_NO_OBJECT;
+    if (bind) *bind = pvar_descs[pvar_index].bind;
     if (readonly) *readonly = is_current_value(cls);
     if (continuous) *continuous = is_current_value(cls);
     if (atomic) *atomic = 0; /* the library updates counters without atomics */
@@ -306,6 +315,9 @@ int weft_mpit_pvar_session_create(MPI_T_pvar_session *session)
 static void handle_destroy(struct MPI_ABI_T_pvar_handle *h)
 {
     watch(h, 0);
+    if (h->comm != NULL) {
+        weft_comm_release(h->comm);
+    }
     h->magic = MPIT_MAGIC_FREED;
     free(h->accum);
     free(h);
@@ -353,7 +365,7 @@ static uint64_t session_value(const struct MPI_ABI_T_pvar_handle *h, int i)
     if (is_watermark(pvar_descs[h->id].var_class)) {
         return watermark(h);
     }
-    return h->accum[i] + (h->started ? current(h->id, i) - h->base[i] : 0);
+    return h->accum[i] + (h->started ? current_of(h->id, i, h->comm) - h->base[i] : 0);
 }
 
 static void restart(struct MPI_ABI_T_pvar_handle *h)
@@ -362,15 +374,16 @@ static void restart(struct MPI_ABI_T_pvar_handle *h)
         fold(pvar_descs[h->id].level);
     }
     for (int i = 0; i < h->count; i++) {
-        h->accum[i] = is_watermark(pvar_descs[h->id].var_class) ? current(h->id, i) : 0;
-        h->base[i]  = current(h->id, i);
+        h->accum[i] = is_watermark(pvar_descs[h->id].var_class) ? current_of(h->id, i, h->comm) : 0;
+        h->base[i]  = current_of(h->id, i, h->comm);
     }
 }
 
 int weft_mpit_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
                                 MPI_T_pvar_handle *handle, int *count)
 {
-    (void)obj_handle; /* every performance variable is per process: bound to no object */
+    weft_comm_t *comm = NULL;
+
     if (!session_valid(session)) {
         return MPI_T_ERR_INVALID_SESSION;
     }
@@ -380,6 +393,13 @@ int weft_mpit_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void
     if (handle == NULL || count == NULL) {
         return MPI_T_ERR_INVALID;
     }
+    if (pvar_descs[pvar_index].bind == MPI_T_BIND_MPI_COMM) {
+        /* obj_handle points to the MPI_Comm the handle is for. */
+        comm = obj_handle ? weft_comm_from_handle(*(const MPI_Comm *)obj_handle) : NULL;
+        if (comm == NULL) {
+            return MPI_T_ERR_INVALID_HANDLE;
+        }
+    }
     struct MPI_ABI_T_pvar_handle *h = calloc(1, sizeof(*h));
     int                           n = pvar_count(pvar_index);
     if (h == NULL || (h->accum = calloc(2 * (size_t)(n > 0 ? n : 1), sizeof(uint64_t))) == NULL) {
@@ -387,6 +407,10 @@ int weft_mpit_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void
         return MPI_T_ERR_OUT_OF_HANDLES;
     }
     h->magic   = MPIT_MAGIC_PVAR;
+    h->comm    = comm;
+    if (comm != NULL) {
+        weft_comm_retain(comm); /* the counters outlive MPI_Comm_free while the handle lives */
+    }
     h->session = session;
     h->id      = pvar_index;
     h->count   = n;
@@ -425,11 +449,11 @@ static int start_one(struct MPI_ABI_T_pvar_handle *h)
     }
     if (!h->started) {
         for (int i = 0; i < h->count; i++) {
-            h->base[i] = current(h->id, i);
+            h->base[i] = current_of(h->id, i, h->comm);
         }
         if (is_watermark(pvar_descs[h->id].var_class)) {
             fold(pvar_descs[h->id].level);
-            h->accum[0] = current(h->id, 0); /* the mark starts at the level now */
+            h->accum[0] = current_of(h->id, 0, h->comm); /* the mark starts at the level now */
             watch(h, 1);
         }
         h->started = 1;
@@ -510,7 +534,7 @@ int weft_mpit_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, vo
     }
     switch (pvar_descs[handle->id].var_class) {
     case MPI_T_PVAR_CLASS_STATE: {
-        int v = (int)current(handle->id, 0);
+        int v = (int)current_of(handle->id, 0, handle->comm);
         memcpy(buf, &v, sizeof(v));
         return MPI_SUCCESS;
     }
@@ -522,7 +546,7 @@ int weft_mpit_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, vo
     default: break;
     }
     for (int i = 0; i < handle->count; i++) {
-        uint64_t v = is_current_value(pvar_descs[handle->id].var_class) ? current(handle->id, i)
+        uint64_t v = is_current_value(pvar_descs[handle->id].var_class) ? current_of(handle->id, i, handle->comm)
                                                                          : session_value(handle, i);
         memcpy((char *)buf + (size_t)i * sizeof(v), &v, sizeof(v));
     }
@@ -561,7 +585,7 @@ int weft_mpit_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, c
     }
     for (int i = 0; i < handle->count; i++) {
         memcpy(&handle->accum[i], (const char *)buf + (size_t)i * sizeof(uint64_t), sizeof(uint64_t));
-        handle->base[i] = current(handle->id, i);
+        handle->base[i] = current_of(handle->id, i, handle->comm);
     }
     return MPI_SUCCESS;
 }

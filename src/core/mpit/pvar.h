@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 typedef enum {
-#define WEFT_PVAR(_name, _class, _cat, _verb, _level, _help) WEFT_PVAR_##_name,
+#define WEFT_PVAR(_name, _class, _cat, _verb, _level, _bind, _help) WEFT_PVAR_##_name,
 #include "core/mpit/pvars.def"
 #undef WEFT_PVAR
     WEFT_PVAR_COUNT,
@@ -59,6 +59,13 @@ extern weft_traffic_t *weft_traffic;
             weft_traffic[_world].msgs++;                         \
             weft_traffic[_world].bytes += (uint64_t)(_bytes);    \
         }                                                        \
+    } while (0)
+
+/* Per-communicator counters (the COMM-bound rows): fields of weft_comm_t. */
+#define WEFT_PVAR_COMM_SENT(_comm, _bytes)                     \
+    do {                                                       \
+        (_comm)->pvar_msgs_sent++;                             \
+        (_comm)->pvar_bytes_sent += (uint64_t)(_bytes);        \
     } while (0)
 
 /* Let an array (count elements, owned by the caller and updated by it) stand
