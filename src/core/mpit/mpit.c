@@ -455,16 +455,6 @@ static int category_count(void)
     return ncategories;
 }
 
-int mpit_category_of(const char *module)
-{
-    for (int i = 0; i < category_count(); i++) {
-        if (strcmp(categories[i], module) == 0) {
-            return i;
-        }
-    }
-    return -1;
-}
-
 const char *mpit_category_name(int cat, char *buf, size_t len)
 {
     size_t i = 0;

@@ -17,7 +17,9 @@
 #include "core/mpit/mpit_functions.def"
 #undef WEFT_MPIT_FN
 
-/* The MPI_T lock (recursive), held by every MPI_T entry point. */
+/* The MPI_T lock (recursive), held by every MPI_T entry point; all MPI_T
+ * state is under it (MPI_T is thread-safe whatever the MPI thread level).
+ * Event callbacks run without it. */
 void mpit_lock(void);
 void mpit_unlock(void);
 

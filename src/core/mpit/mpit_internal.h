@@ -6,8 +6,11 @@
 #ifndef WEFT_CORE_MPIT_MPIT_INTERNAL_H
 #define WEFT_CORE_MPIT_MPIT_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <mpi.h>
+
+#include "core/mpit/mpit.h" /* mpit_lock / mpit_unlock */
 
 #define MPIT_MAGIC_ENUM    0x4d54454eu
 #define MPIT_MAGIC_CVAR    0x4d544356u
@@ -26,17 +29,11 @@ struct MPI_ABI_T_enum {
     const char *const *items;
 };
 
-/* All MPI_T state is guarded by one recursive lock (MPI_T is thread-safe
- * whatever the MPI thread level); callbacks are called without it. */
-void mpit_lock(void);
-void mpit_unlock(void);
-
 /* Copy s into buf of *len bytes (MPI_T string rules: *len 0 or buf NULL
  * returns only the needed length; otherwise truncate and set the length used). */
 void mpit_string_out(const char *s, char *buf, int *len);
 
-int  mpit_verbosity(const char *tier);
-int  mpit_category_of(const char *module); /* index, -1 if none */
+int         mpit_verbosity(const char *tier);
 const char *mpit_category_name(int cat, char *buf, size_t len);
 
 /* pvar.c / event.c pieces used by the category functions and finalize. */
