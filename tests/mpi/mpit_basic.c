@@ -108,6 +108,37 @@ static void read_every_cvar(void)
     T_RC(MPI_T_cvar_get_index("WEFT_SMP_EAGERSZE", &num), MPI_T_ERR_INVALID_NAME);
 }
 
+/* Write every cvar with the value it has: before MPI_Init all but the
+ * read-only ones take it; after, only the ANYTIME rows do (the others are
+ * read once at start-up: MPI_T_ERR_CVAR_SET_NOT_NOW). */
+static void write_every_cvar(int initialized)
+{
+    static const char *const anytime[] = {"WEFT_ARG_CHECK", "WEFT_REPORT", "WEFT_REPORT_FILE"};
+    int                      num = 0;
+
+    T_OK(MPI_T_cvar_get_num(&num));
+    for (int i = 0; i < num; i++) {
+        char              name[128], v[1024];
+        int               nlen = sizeof(name), scope, count, want = MPI_SUCCESS;
+        MPI_T_cvar_handle h;
+
+        T_OK(MPI_T_cvar_get_info(i, name, &nlen, NULL, NULL, NULL, NULL, NULL, NULL, &scope));
+        T_OK(MPI_T_cvar_handle_alloc(i, NULL, &h, &count));
+        T_OK(MPI_T_cvar_read(h, v));
+        if (scope == MPI_T_SCOPE_READONLY || scope == MPI_T_SCOPE_CONSTANT) {
+            want = MPI_T_ERR_CVAR_SET_NEVER;
+        } else if (initialized) {
+            want = MPI_T_ERR_CVAR_SET_NOT_NOW;
+            for (size_t k = 0; k < sizeof(anytime) / sizeof(anytime[0]); k++) {
+                want = strcmp(name, anytime[k]) == 0 ? MPI_SUCCESS : want;
+            }
+        }
+        int rc = MPI_T_cvar_write(h, v);
+        T_CHECK(rc == want, "writing %s: %d, want %d", name, rc, want);
+        MPI_T_cvar_handle_free(&h);
+    }
+}
+
 static void write_cvar_int(const char *name, int value, int want)
 {
     MPI_T_cvar_handle h;
@@ -143,6 +174,7 @@ static void before_init(void)
     T_OK(MPI_T_init_thread(MPI_THREAD_FUNNELED, &provided)); /* count 3 */
     T_OK(MPI_T_finalize());                                  /* count 2 */
     read_every_cvar();
+    write_every_cvar(0);
     /* The eager threshold before init: MPI_Init's tunables load keeps it. */
     T_OK(MPI_T_cvar_handle_alloc(cvar_index("WEFT_SMP_EAGERSIZE"), NULL, &h, &count));
     T_OK(MPI_T_cvar_write(h, &eager));
@@ -591,6 +623,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     check_protocol_counters(size);
+    write_every_cvar(1);
     write_cvar_int("WEFT_SPIN_COUNT", 10, MPI_T_ERR_CVAR_SET_NOT_NOW); /* read at init */
     write_cvar_int("WEFT_ARG_CHECK", 1, MPI_SUCCESS);                 /* any time */
     check_sessions();

@@ -3,7 +3,9 @@
  *
  * Known traffic for the job report (tests/mpi/test_mpit_report.py checks the
  * numbers): rank r sends 3 messages of 100*(r+1) bytes and one of 50000 bytes
- * to rank r+1 (mod size), nothing else, and checks what it receives.
+ * to rank r+1 (mod size), nothing else, and checks what it receives. With an
+ * argument, the program itself asks for the JSON report there by writing the
+ * WEFT_REPORT_FILE control variable through MPI_T after MPI_Init.
  */
 #include "mpitest.h"
 
@@ -14,6 +16,16 @@ int main(int argc, char **argv)
     MPI_Status  st;
 
     MPI_Init(&argc, &argv);
+    if (argc > 1) {
+        MPI_T_cvar_handle h;
+        int               provided, index, n;
+        CHECK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS, "MPI_T_init_thread");
+        CHECK(MPI_T_cvar_get_index("WEFT_REPORT_FILE", &index) == MPI_SUCCESS, "no WEFT_REPORT_FILE");
+        CHECK(MPI_T_cvar_handle_alloc(index, NULL, &h, &n) == MPI_SUCCESS, "handle");
+        CHECK(MPI_T_cvar_write(h, argv[1]) == MPI_SUCCESS, "write %s", argv[1]);
+        MPI_T_cvar_handle_free(&h);
+        MPI_T_finalize();
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int right = (rank + 1) % size, left = (rank + size - 1) % size;

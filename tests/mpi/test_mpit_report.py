@@ -16,13 +16,13 @@ PREFIX = pathlib.Path(os.environ.get("WEFT_PREFIX", REPO / "install"))
 BUILD = pathlib.Path(os.environ.get("WEFT_BUILD", REPO / "build"))
 
 
-def run(np, env):
+def run(np, env, args=()):
     prog = BUILD / "tests" / "mpi" / "mpit_report"
     if not prog.exists():
         pytest.fail(f"{prog} is not built")
     launcher = shlex.split(os.environ.get("WEFT_TEST_LAUNCHER", str(PREFIX / "bin" / "mpirun")))
     full = dict(os.environ, **env)
-    p = subprocess.run(launcher + ["-n", str(np), str(prog)], capture_output=True, text=True,
+    p = subprocess.run(launcher + ["-n", str(np), str(prog), *args], capture_output=True, text=True,
                        timeout=120, env=full)
     assert p.returncode == 0 and "No Errors" in p.stdout, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
     return p
@@ -52,6 +52,15 @@ def test_ring_report_exact(np, tmp_path):
     lines = [l for l in p.stderr.splitlines() if l.startswith("weft report:")]
     assert len([l for l in lines if l.split()[2].isdigit()]) == np, p.stderr  # one row per rank
     assert "row = source rank" not in p.stderr
+
+
+def test_report_file_written_through_mpi_t(tmp_path):
+    """WEFT_REPORT_FILE set by the program through MPI_T (an ANYTIME cvar) takes effect."""
+    path = tmp_path / "viampit.json"
+    p = run(2, {}, [str(path)])
+    rep = json.loads(path.read_text())
+    assert rep["nranks"] == 2 and rep["ranks"][1]["bytes_sent"] == 3 * 200 + 50000
+    assert "weft report" not in p.stderr  # WEFT_REPORT stays 0: no text
 
 
 def test_report_level2_matrix_and_off(tmp_path):
