@@ -411,9 +411,12 @@ static int nearer(const char *known, void *arg)
 int weft_tunables_check_env(char **env, void (*warn)(const char *name, const char *closest, void *arg),
                             void *arg)
 {
-    /* Set by mpiexec, the test harness or the build tools, not knobs. */
-    static const char *const not_knobs[] = {"WEFT_PREFIX", "WEFT_BUILD", "WEFT_CC", "WEFT_CXX",
-                                            "WEFT_TEST_", "WEFT_MPI4PY_", "WEFT_BENCH_"};
+    /* Read by the compiler wrappers, the test harness and weft-bench, not by
+     * the library (a trailing '_' is a prefix). */
+    static const char *const not_knobs[] = {"WEFT_PREFIX", "WEFT_BUILD", "WEFT_BUILD_DIR",
+                                            "WEFT_CC", "WEFT_CXX", "WEFT_SKIP_MPI4PY",
+                                            "WEFT_TEST_", "WEFT_MPI4PY_", "WEFT_BENCH_",
+                                            "WEFT_PEER_"};
     extern char **environ;
     int           found = 0;
 

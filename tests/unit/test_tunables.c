@@ -347,9 +347,9 @@ static void collect_warning(const char *name, const char *closest, void *arg)
 
 static void test_unknown_env(void)
 {
-    char *env[] = {"WEFT_SMP_EAGERSZE=4k", "MV2_SMP_USE_CAM=0", "WEFT_SMP_EAGERSIZE=1k",
+    char *env[] = {"WEFT_SMP_EAGERSZE=4k",      "MV2_SMP_USE_CAM=0", "WEFT_SMP_EAGERSIZE=1k",
                    "MV2_SMPI_LENGTH_QUEUE=64k", "WEFT_TEST_QUICK=1", "WEFT_PREFIX=/x",
-                   "PATH=/bin", NULL};
+                   "WEFT_PEER_MPICH_PREFIX=/y", "PATH=/bin",         NULL};
 
     nwarned = 0;
     CHECK(weft_tunables_check_env(env, collect_warning, NULL) == 2);
