@@ -40,6 +40,7 @@ struct weft_comm {
     uint32_t                idup_seq;     /* MPI_Comm_idup calls on it (comm_idup.c) */
     const void             *session;      /* MPI session it derives from, or NULL
                                              (compared only: buffered-send lookup) */
+    uint64_t                pvar_msgs_sent, pvar_bytes_sent; /* MPI_T, core/mpit/pvars.def */
 };
 
 extern weft_comm_t weft_comm_world;

@@ -33,6 +33,8 @@
 #include "transport/shm/shm.h"
 #include "util/log.h"
 #include "util/tunables.h"
+#include "core/mpit/event.h"
+#include "core/mpit/pvar.h"
 
 enum {
     MSG_EAGER = 1,
@@ -105,6 +107,7 @@ static weft_request_t *match_posted(uint32_t ctx, int src, int tag)
 {
     for (weft_request_t *r = p2p.posted.next; r != &p2p.posted; r = r->next) {
         if (matches(ctx, src, tag, r->context, r->peer, r->tag)) {
+            WEFT_PVAR_LEVEL_DEC(POSTED_QUEUE_LEN);
             r->prev->next = r->next;
             r->next->prev = r->prev;
             r->next = r->prev = NULL;
@@ -119,6 +122,8 @@ weft_unexp_t *weft_pt2pt_find_unexpected(uint32_t context, int source, int tag, 
     for (weft_unexp_t *u = p2p.unexp.next; u != &p2p.unexp; u = u->next) {
         if (matches(u->context, u->src, u->tag, context, source, tag)) {
             if (remove) {
+                WEFT_PVAR_LEVEL_DEC(UNEXP_QUEUE_LEN);
+                WEFT_PVAR_ADD(UNEXP_QUEUE_TIME, weft_pvar_now_ns() - u->arrived_ns);
                 u->prev->next = u->next;
                 u->next->prev = u->prev;
                 u->next = u->prev = NULL;
@@ -149,6 +154,10 @@ static weft_unexp_t *unexp_new(uint8_t type, uint32_t ctx, int src, int tag, int
     u->next      = &p2p.unexp;
     p2p.unexp.prev->next = u;
     p2p.unexp.prev       = u;
+    u->arrived_ns        = weft_pvar_now_ns();
+    WEFT_PVAR_INC(UNEXP_MSGS);
+    WEFT_PVAR_LEVEL_INC(UNEXP_QUEUE_LEN);
+    WEFT_EVENT_RAISE(UNEXPECTED_MESSAGE, src, tag, bytes, ctx);
     return u;
 }
 
@@ -204,6 +213,7 @@ static void recv_set_status(weft_request_t *req, int src, int tag, MPI_Count byt
 {
     MPI_Count cap = req->count * req->datatype->size;
 
+    WEFT_PVAR_INC(MSGS_RECEIVED);
     req->status.MPI_SOURCE = src;
     req->status.MPI_TAG    = tag;
     if (bytes > cap) {
@@ -311,6 +321,7 @@ static void cma_recv(int peer, weft_request_t *req, const rts_t *rts)
     void         *bounce = NULL;
     int           nlocal = 1, nremote = 1, rc = 0;
 
+    WEFT_PVAR_ADD(CMA_BYTES, n);
     if (n > 0) {
         nlocal = build_iov(req->datatype, req->count, req->buf, n, &local, 1 << 14);
         if (nlocal < 0) { /* very fragmented receive: land contiguous, then unpack */
@@ -363,6 +374,7 @@ static void rndv_recv(int peer, weft_request_t *req, const rts_t *rts)
         MPI_Count n   = (MPI_Count)rts->bytes < cap ? (MPI_Count)rts->bytes : cap;
         if (req->datatype->is_contig && n > 0) {
             int slot = (int)(rts->coop & 0xff) - 1;
+            WEFT_PVAR_ADD(CMA_BYTES, n);
             weft_shm_coop_start(peer, rts->coop, (char *)req->buf + req->datatype->true_lb,
                                 (size_t)n);
             req->proto[0] = rts->sreq;
@@ -381,6 +393,8 @@ static void rndv_recv(int peer, weft_request_t *req, const rts_t *rts)
         cma_recv(peer, req, rts);
         return;
     }
+    WEFT_PVAR_ADD(PIPE_BYTES, rts->bytes);
+    WEFT_PVAR_ADD(CMA_FALLBACKS, weft_tunables.SMP_USE_CMA && !p2p.cma); /* CMA wanted, probe said no */
     peer_state_t *ps = &p2p.peers[peer];
     req->proto[0]    = rts->sreq;
     req->proto[1]    = rts->bytes;
@@ -458,6 +472,7 @@ static void on_message(int peer, const weft_shm_msg_t *m)
         weft_request_t *sreq = (weft_request_t *)(uintptr_t)cts.sreq;
         if (sreq->bytes == 0) {
             p2p.sends_out--;
+            WEFT_EVENT_RAISE(RNDV_FINISH, sreq->peer, sreq->tag, 0, 0);
             weft_request_complete(sreq);
         } else {
             sreq->proto[2]               = 0; /* bytes streamed */
@@ -475,6 +490,7 @@ static void on_message(int peer, const weft_shm_msg_t *m)
             p2p.pending--;
         }
         p2p.sends_out--;
+        WEFT_EVENT_RAISE(RNDV_FINISH, r->peer, r->tag, r->bytes, 0);
         weft_request_complete(r);
         break;
     }
@@ -506,6 +522,7 @@ static int send_try(int peer, weft_request_t *req)
     if (req->mode != WEFT_SEND_SYNC && (size_t)req->bytes <= p2p.eager_limit) {
         void *p = weft_shm_reserve(peer, (size_t)req->bytes);
         if (p == NULL) {
+            WEFT_PVAR_INC(SHM_RING_FULL);
             return -1;
         }
         if (req->bytes > 0) {
@@ -517,6 +534,8 @@ static int send_try(int peer, weft_request_t *req)
         }
         weft_shm_commit(peer, MSG_EAGER, req->tag, req->context, req->status.MPI_SOURCE,
                         (size_t)req->bytes);
+        WEFT_PVAR_INC(EAGER_MSGS_SENT);
+        WEFT_PVAR_ADD(EAGER_BYTES_SENT, req->bytes);
         weft_request_complete(req);
         return 0;
     }
@@ -554,6 +573,7 @@ static int send_try(int peer, weft_request_t *req)
         if (rts.coop) { /* retried later: give the slot back until then */
             weft_shm_coop_cancel(peer, rts.coop);
         }
+        WEFT_PVAR_INC(SHM_RING_FULL);
         return -1;
     }
     if (rts.coop) {
@@ -562,6 +582,9 @@ static int send_try(int peer, weft_request_t *req)
         p2p.pending++;
     }
     p2p.sends_out++;
+    WEFT_PVAR_INC(RNDV_MSGS_SENT);
+    WEFT_PVAR_ADD(RNDV_BYTES_SENT, req->bytes);
+    WEFT_EVENT_RAISE(RNDV_START, req->peer, req->tag, req->bytes, 0);
     return 0;
 }
 
@@ -570,6 +593,8 @@ static void self_send(weft_request_t *req)
 {
     weft_request_t *rreq = match_posted(req->context, req->status.MPI_SOURCE, req->tag);
 
+    WEFT_PVAR_INC(EAGER_MSGS_SENT);
+    WEFT_PVAR_ADD(EAGER_BYTES_SENT, req->bytes);
     if (rreq) {
         MPI_Count cap = rreq->count * rreq->datatype->size;
         recv_set_status(rreq, req->status.MPI_SOURCE, req->tag, req->bytes);
@@ -663,6 +688,8 @@ int weft_isend(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, 
         weft_request_free(req);
         return rc;
     }
+    WEFT_TRAFFIC(comm->peer_world[dest], req->bytes);
+    WEFT_PVAR_COMM_SENT(comm, req->bytes);
     if (peer < 0) {
         self_send(req);
         return MPI_SUCCESS;
@@ -701,6 +728,7 @@ int weft_irecv(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int 
     req->next              = &p2p.posted;
     p2p.posted.prev->next  = req;
     p2p.posted.prev        = req;
+    WEFT_PVAR_LEVEL_INC(POSTED_QUEUE_LEN);
     return MPI_SUCCESS;
 }
 
@@ -712,6 +740,7 @@ int weft_pt2pt_cancel(weft_request_t *req)
     if (req->kind == WEFT_REQ_RECV && req->next != NULL) {
         for (weft_request_t *r = p2p.posted.next; r != &p2p.posted; r = r->next) {
             if (r == req) {
+                WEFT_PVAR_LEVEL_DEC(POSTED_QUEUE_LEN);
                 r->prev->next = r->next;
                 r->next->prev = r->prev;
                 r->next = r->prev = NULL;
@@ -775,6 +804,7 @@ static int pipe_send_progress(int peer, peer_state_t *ps)
         ps->pipe_send = NULL;
         p2p.pending--;
         p2p.sends_out--;
+        WEFT_EVENT_RAISE(RNDV_FINISH, req->peer, req->tag, req->bytes, 0);
         weft_request_complete(req);
     }
     return events;
@@ -942,6 +972,7 @@ int weft_pt2pt_module_init(void)
     p2p.cma           = weft_shm_cma_enabled();
     p2p.cma_threshold = weft_tunables.SMP_CMA_THRESHOLD;
     p2p.eager_limit   = weft_tunables.SMP_EAGERSIZE;
+    WEFT_PVAR_SET(SHM_RING_BYTES, cfg.ring_bytes);
     if (p2p.eager_limit > weft_shm_max_payload()) {
         weft_log_warn("WEFT_SMP_EAGERSIZE=%zu exceeds what WEFT_SMP_QUEUE_LENGTH allows; using %zu",
                       p2p.eager_limit, weft_shm_max_payload());
@@ -986,6 +1017,10 @@ int weft_send_eager_now(const void *buf, MPI_Count count, weft_datatype_t *dt, i
     memcpy(p, (const char *)buf + dt->true_lb, (size_t)bytes);
     weft_shm_commit(peer, MSG_EAGER, tag, comm->context_id + ctx_offset, comm->rank,
                     (size_t)bytes);
+    WEFT_PVAR_INC(EAGER_MSGS_SENT);
+    WEFT_PVAR_ADD(EAGER_BYTES_SENT, bytes);
+    WEFT_TRAFFIC(world, bytes);
+    WEFT_PVAR_COMM_SENT(comm, bytes);
     return 1;
 }
 
@@ -1013,6 +1048,7 @@ int weft_recv_now(void *buf, MPI_Count count, weft_datatype_t *dt, int source, i
         req.next              = &p2p.posted;
         p2p.posted.prev->next = &req;
         p2p.posted.prev       = &req;
+        WEFT_PVAR_LEVEL_INC(POSTED_QUEUE_LEN);
     }
     /* The request lives on this stack frame: nothing may refer to it once it
      * completes, and it completes before we return. (Watching only the

@@ -17,6 +17,7 @@
 #include "core/progress.h"
 #include "util/log.h"
 #include "util/tunables.h"
+#include "core/mpit/report.h"
 
 weft_runtime_t  weft_runtime;
 pthread_mutex_t weft_big_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -111,6 +112,14 @@ static void runtime_at_exit(void)
     }
 }
 
+static void warn_unknown_env(const char *name, const char *closest, void *arg)
+{
+    (void)arg;
+    weft_log_warn("%s is set but no Weft tunable knows it; did you mean %s? "
+                  "(weft-info --tunables lists them; WEFT_WARN_UNKNOWN_ENV=0 silences this)",
+                  name, closest);
+}
+
 /* Make sure runtime_at_exit runs after this point. Handlers registered
  * while exit() runs its handlers are still called, so a finalize from the
  * application's own atexit handler (which runs after ours) re-arms it. */
@@ -144,12 +153,15 @@ static void runtime_connect(void)
         weft_pmi_abort(1, msg);
     }
     weft_api_arg_check = weft_tunables.ARG_CHECK;
+    if (weft_tunables.WARN_UNKNOWN_ENV && (weft_runtime.pmi.rank == 0 || weft_runtime.pmi.is_singleton)) {
+        weft_tunables_check_env(NULL, warn_unknown_env, NULL); /* a typo would be ignored silently */
+    }
     {
         char prefix[64];
         snprintf(prefix, sizeof(prefix), "weft[%d]", weft_runtime.pmi.rank);
         weft_log_set_prefix(prefix);
     }
-    jobid = getenv("WEFT_JOBID");
+    jobid = weft_tunables.JOBID[0] ? weft_tunables.JOBID : NULL; /* set by mpiexec */
     snprintf(weft_runtime.jobid, sizeof(weft_runtime.jobid), "%s",
              jobid ? jobid : weft_runtime.pmi.kvsname);
     if (weft_runtime.jobid[0] == '\0' || weft_runtime.pmi.is_singleton) {
@@ -170,6 +182,7 @@ int weft_runtime_init(int required, int *provided)
         /* Sessions brought the core up first: MPI_Init only opens the world
          * model on top of it (the thread level is the one already chosen). */
         weft_runtime.state = WEFT_STATE_INITIALIZED;
+        weft_report_start();
         if (provided) {
             *provided = weft_runtime.thread_level;
         }
@@ -198,6 +211,7 @@ int weft_runtime_init(int required, int *provided)
     weft_runtime.core_up = 1;
     /* Turn the lock on last: init itself runs single-threaded. */
     weft_runtime.thread_multiple = weft_runtime.thread_level == MPI_THREAD_MULTIPLE;
+    weft_report_start();
     if (provided) {
         *provided = weft_runtime.thread_level;
     }
@@ -208,6 +222,9 @@ int weft_runtime_finalize(void)
 {
     int rc;
 
+    if (weft_runtime.state == WEFT_STATE_INITIALIZED) {
+        weft_report_finish(); /* gathers to rank 0: while every rank can still talk */
+    }
     if (weft_runtime.sessions > 0 && weft_runtime.state == WEFT_STATE_INITIALIZED) {
         /* MPI_Finalize while sessions live: the world model ends, the core
          * stays for the sessions; the last MPI_Session_finalize tears it down. */
