@@ -429,7 +429,7 @@ static int do_accumulate(const void *obuf, MPI_Count ocount, weft_datatype_t *od
         return weft_error(MPI_ERR_OP, "%s needs a predefined operation (not a user op)", what);
     }
     if ((rc = acc_basic(tdt, "target_datatype", &bdt)) != MPI_SUCCESS ||
-        (rc = weft_op_check(op, bdt)) != MPI_SUCCESS) {
+        (nbytes > 0 && (rc = weft_op_check(op, bdt)) != MPI_SUCCESS)) {
         return rc;
     }
     if (!noop) {

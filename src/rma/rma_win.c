@@ -543,34 +543,41 @@ int weft_win_set_name_impl(weft_win_t *win, const char *win_name)
 
 int weft_win_get_name_impl(weft_win_t *win, char *win_name, int *resultlen)
 {
-    snprintf(win_name, MPI_MAX_OBJECT_NAME, "%s", win->name);
+    /* MPI_WIN_NULL has a name too, like MPI_COMM_NULL (mpi4py checks it). */
+    snprintf(win_name, MPI_MAX_OBJECT_NAME, "%s", win ? win->name : "MPI_WIN_NULL");
     *resultlen = (int)strlen(win_name);
     return MPI_SUCCESS;
+}
+
+/* Memory of rank r that this process can load/store: all of an allocated
+ * window's (one segment), only its own for create; none for dynamic. */
+static int mapped_here(const weft_win_t *win, int r)
+{
+    if (win->flavor == MPI_WIN_FLAVOR_SHARED || win->flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+        return 1;
+    }
+    return win->flavor == MPI_WIN_FLAVOR_CREATE && r == win->rank;
 }
 
 static int shared_query(weft_win_t *win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
                         void *baseptr)
 {
-    if (win->flavor != MPI_WIN_FLAVOR_SHARED && win->flavor != MPI_WIN_FLAVOR_ALLOCATE) {
-        return weft_error(MPI_ERR_RMA_FLAVOR, "window memory is not shared (flavor %d)",
-                          win->flavor);
-    }
     if (rank != MPI_PROC_NULL && (rank < 0 || rank >= win->size)) {
         return weft_error(MPI_ERR_RANK, "rank %d is out of range (window has %d ranks)", rank,
                           win->size);
     }
     if (rank == MPI_PROC_NULL) {
         /* The lowest rank with a non-empty segment. */
-        for (int r = 0; r < win->size; r++) {
+        for (int r = 0; r < win->size && rank == MPI_PROC_NULL; r++) {
             if (win->targets[r].size > 0) {
                 rank = r;
-                break;
             }
         }
     }
-    if (rank == MPI_PROC_NULL) {
-        *size = 0;
-        *disp_unit = win->targets[0].disp_unit;
+    if (rank == MPI_PROC_NULL || !mapped_here(win, rank)) {
+        /* Nothing this process can address directly (MPI-4.1: size 0, NULL). */
+        *size             = 0;
+        *disp_unit        = rank == MPI_PROC_NULL ? win->disp_unit : win->targets[rank].disp_unit;
         *(void **)baseptr = NULL;
         return MPI_SUCCESS;
     }
