@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "core/object.h"
+#include "core/request.h"
 
 #define RMA_LOCK_WRITER 0x80000000u
 
@@ -100,6 +101,18 @@ struct weft_win {
     int           *post_ranks;  int npost;  /* exposure group of MPI_Win_post, or NULL */
     uint32_t      *started;    /* posts from each target consumed by start */
     uint32_t      *completed;  /* completes from each origin consumed by wait */
+
+    /* Active-message path (rma_am.c). */
+    int               am;          /* operations and synchronisation by messages */
+    int               seg_shared;  /* the control segment is shared by all ranks */
+    weft_win_t       *am_next;     /* windows the progress hook serves */
+    uint64_t          am_hdr_buf[6];
+    weft_request_t   *am_hdr_req;  /* posted receive for the next request */
+    uint32_t          am_lock;     /* this rank's lock: RMA_LOCK_WRITER or readers */
+    struct { int origin, excl; } *am_waiters; /* queued lock requests, FIFO */
+    int               am_waiters_n;
+    weft_request_t  **am_done_reqs; /* PSCW: completes expected by MPI_Win_wait */
+    int               am_sink;
 };
 
 /* rma_win.c */
@@ -112,5 +125,27 @@ int  rma_ranks_of_group(weft_win_t *win, const weft_group_t *group, int **ranks_
 int rma_check_epoch(weft_win_t *win, int rank, const char *what);
 void rma_spin_lock(uint32_t *word);
 void rma_spin_unlock(uint32_t *word);
+
+/* rma_am.c: the active-message path. base_off: displacement in bytes from
+ * the target's base (dynamic windows: the absolute address). */
+int  rma_am_win_init(weft_win_t *win);
+void rma_am_win_fini(weft_win_t *win);
+int  rma_am_put(weft_win_t *win, int target, MPI_Aint base_off, const void *obuf,
+                MPI_Count ocount, const weft_datatype_t *odt, MPI_Count tcount,
+                const weft_datatype_t *tdt);
+int  rma_am_get(weft_win_t *win, int target, MPI_Aint base_off, void *obuf, MPI_Count ocount,
+                const weft_datatype_t *odt, MPI_Count tcount, const weft_datatype_t *tdt);
+int  rma_am_acc(weft_win_t *win, int target, MPI_Aint base_off, const char *in, char *old,
+                MPI_Count tcount, const weft_datatype_t *tdt, const weft_op_t *op,
+                const weft_datatype_t *bdt);
+int  rma_am_cas(weft_win_t *win, int target, MPI_Aint off, const void *origin,
+                const void *compare, void *result, const weft_datatype_t *dt);
+int  rma_am_lock(weft_win_t *win, int target, int exclusive);
+int  rma_am_unlock(weft_win_t *win, int target, int exclusive);
+int  rma_am_post(weft_win_t *win, const int *origins, int n);
+int  rma_am_start(weft_win_t *win, const int *targets, int n);
+int  rma_am_complete(weft_win_t *win, const int *targets, int n);
+int  rma_am_wait(weft_win_t *win, int n, int wait);
+int  rma_am_barrier(weft_win_t *win);
 
 #endif

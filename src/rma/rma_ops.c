@@ -28,6 +28,8 @@ typedef struct {
     int              rank;
     rma_target_t    *t;
     char            *addr;   /* buf argument for the target datatype */
+    MPI_Aint         off;    /* the same as bytes from the target's base (dynamic:
+                                the address) */
     MPI_Count        count;
     weft_datatype_t *dt;
 } rma_dest_t;
@@ -73,6 +75,7 @@ static int resolve(weft_win_t *win, int rank, MPI_Aint disp, MPI_Count count, we
     d->t     = t;
     d->count = count;
     d->dt    = dt;
+    d->off   = win->flavor == MPI_WIN_FLAVOR_DYNAMIC ? disp : disp * t->disp_unit;
     if (count == 0 || dt->size == 0) {
         d->addr = t->addr;
         return MPI_SUCCESS;
@@ -88,7 +91,8 @@ static int resolve(weft_win_t *win, int rank, MPI_Aint disp, MPI_Count count, we
         hi = first + dt->true_extent;
     }
     if (win->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-        if (!dynamic_range_ok(win, rank, (uint64_t)lo, (uint64_t)hi)) {
+        /* Active messages: the target checks its own attach table. */
+        if (!win->am && !dynamic_range_ok(win, rank, (uint64_t)lo, (uint64_t)hi)) {
             return weft_error(MPI_ERR_RMA_RANGE, "[%#llx, %#llx) at rank %d is not inside "
                               "memory attached to the window", (unsigned long long)lo,
                               (unsigned long long)hi, rank);
@@ -239,6 +243,10 @@ static int do_put(const void *obuf, MPI_Count ocount, weft_datatype_t *odt, int 
     if ((rc = check_sizes(ocount * odt->size, tcount * tdt->size, "put")) != MPI_SUCCESS) {
         return rc;
     }
+    if (win->am) {
+        return ocount * odt->size == 0 ? MPI_SUCCESS
+                                       : rma_am_put(win, rank, d.off, obuf, ocount, odt, tcount, tdt);
+    }
     return move(&d, 1, (void *)obuf, ocount, odt, ocount * odt->size);
 }
 
@@ -253,6 +261,10 @@ static int do_get(void *obuf, MPI_Count ocount, weft_datatype_t *odt, int rank, 
     }
     if ((rc = check_sizes(ocount * odt->size, tcount * tdt->size, "get")) != MPI_SUCCESS) {
         return rc;
+    }
+    if (win->am) {
+        return ocount * odt->size == 0 ? MPI_SUCCESS
+                                       : rma_am_get(win, rank, d.off, obuf, ocount, odt, tcount, tdt);
     }
     return move(&d, 0, obuf, ocount, odt, ocount * odt->size);
 }
@@ -466,7 +478,8 @@ static int do_accumulate(const void *obuf, MPI_Count ocount, weft_datatype_t *od
     if ((!noop && in == NULL) || (rbuf != NULL && old == NULL)) {
         rc = weft_error(MPI_ERR_NO_MEM, "no memory to stage %lld bytes", (long long)nbytes);
     } else {
-        rc = acc_apply(&d, in, old, nbytes, op, bdt);
+        rc = win->am ? rma_am_acc(win, rank, d.off, in, old, tcount, tdt, op, bdt)
+                     : acc_apply(&d, in, old, nbytes, op, bdt);
     }
     if (rbuf != NULL && old != NULL && !rdt->is_contig) {
         if (rc == MPI_SUCCESS) {
@@ -573,6 +586,10 @@ int weft_compare_and_swap_impl(const void *origin_addr, const void *compare_addr
     rc = resolve(win, target_rank, target_disp, 1, datatype, "MPI_Compare_and_swap", &d);
     if (rc != MPI_SUCCESS) {
         return rc < 0 ? MPI_SUCCESS : rc;
+    }
+    if (win->am) {
+        return rma_am_cas(win, target_rank, d.off, origin_addr, compare_addr, result_addr,
+                          datatype);
     }
     width = d.t->direct && !win->acc_locked && (n == 1 || n == 2 || n == 4 || n == 8) &&
             ((uintptr_t)d.addr % (uintptr_t)n) == 0 ? (int)n : 0;

@@ -114,7 +114,14 @@ int weft_win_fence_impl(int assert, weft_win_t *win)
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     /* Even with MPI_MODE_NOPRECEDE the barrier orders the target's own
      * stores before the next epoch's accesses. */
-    rma_barrier(win);
+    if (win->am) {
+        int rc = rma_am_barrier(win);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+    } else {
+        rma_barrier(win);
+    }
     win->fence_open = !(assert & MPI_MODE_NOSUCCEED);
     return MPI_SUCCESS;
 }
@@ -136,7 +143,11 @@ int weft_win_post_impl(weft_group_t *group, int assert, weft_win_t *win)
         return rc;
     }
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    for (int i = 0; i < group->size; i++) {
+    if (win->am && (rc = rma_am_post(win, ranks, group->size)) != MPI_SUCCESS) {
+        free(ranks);
+        return rc;
+    }
+    for (int i = 0; i < group->size && !win->am; i++) {
         __atomic_add_fetch(&win->posted[(size_t)win->rank * (size_t)win->size + (size_t)ranks[i]],
                            1u, __ATOMIC_RELEASE);
     }
@@ -162,7 +173,11 @@ int weft_win_start_impl(weft_group_t *group, int assert, weft_win_t *win)
     /* Wait for each target's post (MPI_MODE_NOCHECK: the user guarantees it
      * happened, but the counter still has to be consumed). */
     (void)assert;
-    for (int i = 0; i < group->size; i++) {
+    if (win->am && (rc = rma_am_start(win, ranks, group->size)) != MPI_SUCCESS) {
+        free(ranks);
+        return rc;
+    }
+    for (int i = 0; i < group->size && !win->am; i++) {
         int       t = ranks[i];
         uint32_t *p = &win->posted[(size_t)t * (size_t)win->size + (size_t)win->rank];
         uint32_t  want = win->started[t] + 1;
@@ -181,7 +196,13 @@ int weft_win_complete_impl(weft_win_t *win)
         return weft_error(MPI_ERR_RMA_SYNC, "MPI_Win_complete without MPI_Win_start");
     }
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    for (int i = 0; i < win->nstart; i++) {
+    if (win->am) {
+        int rc = rma_am_complete(win, win->start_ranks, win->nstart);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+    }
+    for (int i = 0; i < win->nstart && !win->am; i++) {
         int t = win->start_ranks[i];
         __atomic_add_fetch(&win->done[(size_t)t * (size_t)win->size + (size_t)win->rank], 1u,
                            __ATOMIC_RELEASE);
@@ -219,7 +240,11 @@ int weft_win_wait_impl(weft_win_t *win)
     if (win->post_ranks == NULL) {
         return weft_error(MPI_ERR_RMA_SYNC, "MPI_Win_wait without MPI_Win_post");
     }
-    RMA_WAIT_UNTIL(all_completed(win));
+    if (win->am) {
+        rma_am_wait(win, win->npost, 1);
+    } else {
+        RMA_WAIT_UNTIL(all_completed(win));
+    }
     end_exposure(win);
     return MPI_SUCCESS;
 }
@@ -230,7 +255,7 @@ int weft_win_test_impl(weft_win_t *win, int *flag)
         return weft_error(MPI_ERR_RMA_SYNC, "MPI_Win_test without MPI_Win_post");
     }
     weft_progress_poll();
-    *flag = all_completed(win);
+    *flag = win->am ? rma_am_wait(win, win->npost, 0) : all_completed(win);
     if (*flag) {
         end_exposure(win);
     }
@@ -287,7 +312,11 @@ int weft_win_lock_impl(int lock_type, int rank, int assert, weft_win_t *win)
         return weft_error(MPI_ERR_RMA_SYNC, "MPI_Win_lock inside a PSCW epoch");
     }
     excl = lock_type == MPI_LOCK_EXCLUSIVE;
-    if (!(assert & MPI_MODE_NOCHECK)) {
+    if (!(assert & MPI_MODE_NOCHECK) && win->am) {
+        if ((rc = rma_am_lock(win, rank, excl)) != MPI_SUCCESS) {
+            return rc;
+        }
+    } else if (!(assert & MPI_MODE_NOCHECK)) {
         uint32_t *word = &win->ctl[rank].lock;
         RMA_WAIT_UNTIL(try_lock(word, excl));
     }
@@ -311,7 +340,12 @@ int weft_win_unlock_impl(int rank, weft_win_t *win)
         return weft_error(MPI_ERR_RMA_SYNC, "rank %d is not locked by this process", rank);
     }
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (!win->lock_nocheck[rank]) {
+    if (!win->lock_nocheck[rank] && win->am) {
+        rc = rma_am_unlock(win, rank, win->lock_held[rank] == RMA_LOCK_HELD_EXCLUSIVE);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+    } else if (!win->lock_nocheck[rank]) {
         release_lock(&win->ctl[rank].lock, win->lock_held[rank] == RMA_LOCK_HELD_EXCLUSIVE);
     }
     win->lock_held[rank] = RMA_LOCK_NONE;
@@ -337,7 +371,14 @@ int weft_win_lock_all_impl(int assert, weft_win_t *win)
     if (!win->lock_all_nocheck) {
         for (int r = 0; r < win->size; r++) {
             uint32_t *word = &win->ctl[r].lock;
-            RMA_WAIT_UNTIL(try_lock(word, 0));
+            if (win->am) {
+                int rc = rma_am_lock(win, r, 0);
+                if (rc != MPI_SUCCESS) {
+                    return rc;
+                }
+            } else {
+                RMA_WAIT_UNTIL(try_lock(word, 0));
+            }
         }
     }
     win->lock_all = 1;
@@ -352,7 +393,14 @@ int weft_win_unlock_all_impl(weft_win_t *win)
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (!win->lock_all_nocheck) {
         for (int r = 0; r < win->size; r++) {
-            release_lock(&win->ctl[r].lock, 0);
+            if (win->am) {
+                int rc = rma_am_unlock(win, r, 0);
+                if (rc != MPI_SUCCESS) {
+                    return rc;
+                }
+            } else {
+                release_lock(&win->ctl[r].lock, 0);
+            }
         }
     }
     win->lock_all = 0;

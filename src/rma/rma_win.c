@@ -264,6 +264,9 @@ static int cma_probe(const rank_info_t *infos, int n, int me)
 
 static void win_destroy(weft_win_t *win)
 {
+    if (win->am_waiters) {
+        rma_am_win_fini(win);
+    }
     if (win->seg) {
         munmap(win->seg, win->seg_bytes);
     }
@@ -371,15 +374,10 @@ static int win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit,
                         "on one node");
         goto fail;
     }
-    if (!local || !cma || !weft_tunables.USE_SHM_ONE_SIDED) {
-        rc = weft_error(MPI_ERR_UNSUPPORTED_OPERATION,
-                        "%s: the active-message RMA path (windows spanning nodes, "
-                        "WEFT_USE_SHM_ONE_SIDED=0, or no CMA for MPI_Win_create/dynamic) is not "
-                        "implemented yet", !local ? "window spans nodes" :
-                        !weft_tunables.USE_SHM_ONE_SIDED ? "WEFT_USE_SHM_ONE_SIDED=0" :
-                        "CMA unavailable");
-        goto fail;
-    }
+    /* Direct access needs every rank on this node (and CMA for memory the
+     * user owns); otherwise, or when disabled, requests go by messages. */
+    win->am         = !local || !cma || !weft_tunables.USE_SHM_ONE_SIDED;
+    win->seg_shared = local;
 
     /* Segment layout: header, per-rank control, attach tables, PSCW counters,
      * then (allocate flavours) each rank's memory. */
@@ -394,11 +392,26 @@ static int win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit,
     off             = data_off;
     if (flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED) {
         for (int r = 0; r < n; r++) {
-            data_at[r] = off;
-            off = round_up(off + (size_t)infos[r].size, noncontig ? page : RMA_LINE);
+            if (local || r == win->rank) { /* across nodes: only this rank's memory */
+                data_at[r] = off;
+                off = round_up(off + (size_t)infos[r].size, noncontig ? page : RMA_LINE);
+            }
         }
     }
-    if ((rc = map_segment(win, off > data_off ? off : data_off)) != MPI_SUCCESS) {
+    if (local) {
+        rc = map_segment(win, off > data_off ? off : data_off);
+    } else {
+        /* Nothing to share: a private copy of the layout (own attach table
+         * and memory). */
+        win->seg_bytes = off > data_off ? off : data_off;
+        win->seg       = mmap(NULL, win->seg_bytes, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (win->seg == MAP_FAILED) {
+            win->seg = NULL;
+            rc = weft_error(MPI_ERR_NO_MEM, "no memory for a window of %zu bytes", win->seg_bytes);
+        }
+    }
+    if (rc != MPI_SUCCESS) {
         goto fail;
     }
     win->hdr_ctl = (rma_seg_hdr_t *)win->seg;
@@ -426,6 +439,9 @@ static int win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit,
     if (flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED) {
         win->base = size > 0 ? win->targets[win->rank].addr : NULL;
         *(void **)baseptr = win->base;
+    }
+    if (win->am && (rc = rma_am_win_init(win)) != MPI_SUCCESS) {
+        goto fail;
     }
     free(infos);
     free(flags);
@@ -554,7 +570,7 @@ int weft_win_get_name_impl(weft_win_t *win, char *win_name, int *resultlen)
 static int mapped_here(const weft_win_t *win, int r)
 {
     if (win->flavor == MPI_WIN_FLAVOR_SHARED || win->flavor == MPI_WIN_FLAVOR_ALLOCATE) {
-        return 1;
+        return win->seg_shared || r == win->rank;
     }
     return win->flavor == MPI_WIN_FLAVOR_CREATE && r == win->rank;
 }

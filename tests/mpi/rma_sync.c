@@ -100,6 +100,15 @@ static void truly_one_sided(void)
     MPI_Win          win;
     volatile int    *mem;
     int              target = size - 1;
+    const char      *shm = getenv("WEFT_USE_SHM_ONE_SIDED"), *mv2 = getenv("MV2_USE_SHM_ONE_SIDED");
+
+    if ((shm != NULL && strcmp(shm, "0") == 0) || (shm == NULL && mv2 != NULL && strcmp(mv2, "0") == 0)) {
+        /* Active messages need the target's progress: not one-sided. */
+        if (rank == 0) {
+            printf("truly_one_sided: skipped (shared-memory one-sided disabled)\n");
+        }
+        return;
+    }
 
     MPI_Win_allocate(64 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, (void *)&mem, &win);
     for (int i = 0; i < 64; i++) mem[i] = rank * 100 + i;
