@@ -76,8 +76,6 @@ struct weft_win {
     /* Info hints that change behaviour. */
     int no_locks;
     int acc_same_op;       /* accumulate_ops=same_op */
-    int acc_locked;        /* some origins reach targets through CMA: every accumulate
-                              takes the target's lock (no CPU atomics mixed in) */
 
     /* Shared control segment. */
     void           *seg;

@@ -435,7 +435,6 @@ static int win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit,
             t->direct = r == win->rank;
         }
     }
-    win->acc_locked = (flavor == MPI_WIN_FLAVOR_CREATE || flavor == MPI_WIN_FLAVOR_DYNAMIC) && n > 1;
     if (flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED) {
         win->base = size > 0 ? win->targets[win->rank].addr : NULL;
         *(void **)baseptr = win->base;
