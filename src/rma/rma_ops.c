@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <emmintrin.h>
 
 #include "api_impl.h"
 #include "core/datatype.h"
@@ -18,6 +19,7 @@
 #include "core/op.h"
 #include "core/request.h"
 #include "rma_internal.h"
+#include "util/tunables.h"
 
 #define RMA_IOV_BATCH 64
 
@@ -161,6 +163,41 @@ static int cma_move(pid_t pid, char *local, struct iovec *remote, int n, int wri
     return MPI_SUCCESS;
 }
 
+/* Large copies: streaming stores skip reading the destination lines first
+ * and keep the copy from evicting the caches. */
+static void copy_streaming(char *dst, const char *src, size_t n)
+{
+    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+
+    memcpy(dst, src, head);
+    dst += head;
+    src += head;
+    n -= head;
+    for (; n >= 64; n -= 64, dst += 64, src += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)src);
+        __m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(src + 32));
+        __m128i d = _mm_loadu_si128((const __m128i *)(src + 48));
+        _mm_stream_si128((__m128i *)dst, a);
+        _mm_stream_si128((__m128i *)(dst + 16), b);
+        _mm_stream_si128((__m128i *)(dst + 32), c);
+        _mm_stream_si128((__m128i *)(dst + 48), d);
+    }
+    memcpy(dst, src, n);
+    _mm_sfence();
+}
+
+static void copy_bytes(char *dst, const char *src, size_t n)
+{
+    size_t threshold = (size_t)weft_tunables.RMA_STREAM_THRESHOLD;
+
+    if (threshold > 0 && n >= threshold) {
+        copy_streaming(dst, src, n);
+    } else {
+        memcpy(dst, src, n);
+    }
+}
+
 /* Copy nbytes of packed stream between local (buf, count, dt) and the
  * target; put=1 writes the target. */
 static int move(const rma_dest_t *d, int put, void *buf, MPI_Count count,
@@ -174,7 +211,7 @@ static int move(const rma_dest_t *d, int put, void *buf, MPI_Count count,
     }
     if (d->t->direct && dt->is_contig && d->dt->is_contig) {
         char *t = d->addr + d->dt->true_lb, *l = (char *)buf + dt->true_lb;
-        memcpy(put ? t : l, put ? l : t, (size_t)nbytes);
+        copy_bytes(put ? t : l, put ? l : t, (size_t)nbytes);
         return MPI_SUCCESS;
     }
     if (d->t->direct) {

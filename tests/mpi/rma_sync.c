@@ -183,6 +183,48 @@ static void dynamic_attach(void)
     MPI_Win_free(&win);
 }
 
+/* Contiguous transfers above WEFT_RMA_STREAM_THRESHOLD (streaming stores)
+ * at odd addresses on both sides, checked byte for byte at the target and
+ * after reading back. */
+static void large_contig(void)
+{
+    size_t  n = (3u << 20) + 1;
+    char   *mem, *src = malloc(n + 16), *back = malloc(n + 16);
+    int     right = (rank + 1) % size, left = (rank - 1 + size) % size;
+    long    bad;
+    MPI_Win win;
+
+    MPI_Win_allocate((MPI_Aint)n + 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    memset(mem, 0x5a, n + 64);
+    mpitest_fill(src, n + 16, (unsigned)rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    CHECK_OK(MPI_Put(src + 3, (int)n, MPI_BYTE, right, 5, (int)n, MPI_BYTE, win));
+    MPI_Win_flush_all(win);
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* Target side: bytes 5..5+n are the left neighbour's src + 3, the rest untouched. */
+    {
+        char *want = malloc(n + 16);
+        mpitest_fill(want, n + 16, (unsigned)left);
+        CHECK(memcmp(mem + 5, want + 3, n) == 0, "large put: target bytes differ");
+        free(want);
+    }
+    bad = -1;
+    for (size_t i = 0; i < 5; i++) if (mem[i] != 0x5a) bad = (long)i;
+    for (size_t i = n + 5; i < n + 64; i++) if (mem[i] != 0x5a) bad = (long)i;
+    CHECK(bad < 0, "large put wrote outside its range at %ld", bad);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    CHECK_OK(MPI_Get(back + 7, (int)n, MPI_BYTE, right, 5, (int)n, MPI_BYTE, win));
+    MPI_Win_unlock_all(win);
+    CHECK(memcmp(back + 7, src + 3, n) == 0, "large get: read-back differs");
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&win);
+    free(src);
+    free(back);
+}
+
 static void errors(void)
 {
     MPI_Win win;
@@ -279,6 +321,7 @@ int main(int argc, char **argv)
     cas_lock(size > 4 ? 30 : 100, 1);
     truly_one_sided();
     dynamic_attach();
+    large_contig();
     errors();
     attributes();
     return mpitest_finish();
