@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
 
 #include "api_impl.h"
 #include "core/datatype.h"
@@ -165,6 +167,7 @@ static int cma_move(pid_t pid, char *local, struct iovec *remote, int n, int wri
 
 /* Large copies: streaming stores skip reading the destination lines first
  * and keep the copy from evicting the caches. */
+#if defined(__SSE2__)
 static void copy_streaming(char *dst, const char *src, size_t n)
 {
     size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
@@ -186,6 +189,12 @@ static void copy_streaming(char *dst, const char *src, size_t n)
     memcpy(dst, src, n);
     _mm_sfence();
 }
+#else
+static void copy_streaming(char *dst, const char *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+#endif
 
 static void copy_bytes(char *dst, const char *src, size_t n)
 {
