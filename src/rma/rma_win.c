@@ -353,7 +353,8 @@ static int win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit,
     mine.addr      = (uint64_t)(uintptr_t)base;
     mine.probe     = (uint64_t)(uintptr_t)&rma_cma_probe_word;
     mine.pid       = (int32_t)getpid();
-    mine.node      = weft_runtime.pmi.node_id;
+    mine.node      = weft_tunables.RMA_FAKE_PPN > 0 ? weft_runtime.pmi.rank / weft_tunables.RMA_FAKE_PPN
+                                                    : weft_runtime.pmi.node_id;
     if ((rc = rma_allgather(win, &mine, sizeof(mine), infos)) != MPI_SUCCESS) {
         goto fail;
     }

@@ -101,8 +101,10 @@ static void truly_one_sided(void)
     volatile int    *mem;
     int              target = size - 1;
     const char      *shm = getenv("WEFT_USE_SHM_ONE_SIDED"), *mv2 = getenv("MV2_USE_SHM_ONE_SIDED");
+    const char      *ppn = getenv("WEFT_RMA_FAKE_PPN");
 
-    if ((shm != NULL && strcmp(shm, "0") == 0) || (shm == NULL && mv2 != NULL && strcmp(mv2, "0") == 0)) {
+    if ((shm != NULL && strcmp(shm, "0") == 0) || (shm == NULL && mv2 != NULL && strcmp(mv2, "0") == 0) ||
+        (ppn != NULL && atoi(ppn) > 0 && atoi(ppn) < size)) {
         /* Active messages need the target's progress: not one-sided. */
         if (rank == 0) {
             printf("truly_one_sided: skipped (shared-memory one-sided disabled)\n");
