@@ -18,7 +18,7 @@ kinds line grammar (one function per line, '#' comments):
 KINDs: COMM COMM_OR_NULL INTRACOMM DATATYPE DATATYPE_ANY DATATYPE_OR_NULL OP
   OP_ANY INFO INFO_NOTNULL ERRHANDLER GROUP GROUP_OR_NULL COUNT NONNEG
   BUF(count,datatype) RANK(comm) DEST(comm) SOURCE(comm) TAG RECV_TAG OUT
-  REQUEST_OUT REQUEST_INOUT WIN SESSION RAW
+  REQUEST_OUT REQUEST_INOUT WIN WIN_OR_NULL SESSION RAW
 Directives: custom  noinit  impl=<name>  errobj=<param>  nocheck
 Handle parameters passed by value and not named get the default kind of their
 type (COMM, DATATYPE, OP, INFO, ERRHANDLER, GROUP, WIN, SESSION).
@@ -60,6 +60,7 @@ CONVERT = {
     "GROUP": ("weft_group_t *", "group", False, "MPI_ERR_GROUP", "group"),
     "GROUP_OR_NULL": ("weft_group_t *", "group", True, "MPI_ERR_GROUP", "group"),
     "WIN": ("weft_win_t *", "win", False, "MPI_ERR_WIN", "window"),
+    "WIN_OR_NULL": ("weft_win_t *", "win", True, "MPI_ERR_WIN", "window"),
     "SESSION": ("weft_session_t *", "session", False, "MPI_ERR_SESSION", "session"),
 }
 
