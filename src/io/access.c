@@ -629,7 +629,7 @@ static int seek_target(weft_file_t *fh, MPI_Offset cur, MPI_Offset offset, int w
 int weft_file_seek_impl(weft_file_t *fh, MPI_Offset offset, int whence)
 {
     MPI_Offset to;
-    int        rc = check_access(fh, 0, AT_EXPLICIT) == MPI_ERR_UNSUPPORTED_OPERATION
+    int        rc = (fh->amode & MPI_MODE_SEQUENTIAL)
                         ? weft_error(MPI_ERR_UNSUPPORTED_OPERATION,
                                      "file \"%s\" was opened MPI_MODE_SEQUENTIAL", fh->path)
                         : MPI_SUCCESS;
