@@ -265,13 +265,8 @@ static int transfer(weft_file_t *fh, int writing, int collective, MPI_Offset pos
         }
     }
     if (collective) {
-        int all = agree(fh->comm, rc);
-        if (all != MPI_SUCCESS && rc == MPI_SUCCESS) {
-            rc = weft_error(all, "file \"%s\": the operation failed on another rank", fh->path);
-        }
-        if (rc == MPI_SUCCESS) {
-            rc = weft_io_collective(fh, writing, segs, nseg, data, nbytes, &done);
-        }
+        /* its first exchange also agrees on rc */
+        rc = weft_io_collective(fh, rc, writing, segs, nseg, data, nbytes, &done);
     } else if (rc == MPI_SUCCESS && nseg > 0) {
         int locked = 0;
         if (fh->atomic) {
@@ -320,12 +315,16 @@ static int do_access(weft_file_t *fh, int writing, int collective, weft_io_where
         rc = access_size(fh, count, dt, &nbytes);
     }
     n = nbytes / fh->view.esize;
-    if (collective) {
-        /* agree before any other collective step so nobody waits for us */
+    if (collective && where == AT_ORDERED) {
+        /* agree before the ordering exchanges so nobody waits for us */
         int all = agree(fh->comm, rc);
         if (all != MPI_SUCCESS && rc == MPI_SUCCESS) {
             rc = weft_error(all, "file \"%s\": the operation failed on another rank", fh->path);
         }
+    } else if (collective && rc != MPI_SUCCESS) {
+        /* take part in the exchange the others are in (transfer's first) */
+        MPI_Offset none;
+        weft_io_collective(fh, rc, writing, NULL, 0, NULL, 0, &none);
     }
     if (rc != MPI_SUCCESS) {
         return rc;

@@ -121,8 +121,9 @@ int weft_io_pread_all(weft_file_t *fh, void *p, MPI_Offset len, MPI_Offset off, 
 int weft_io_indep(weft_file_t *fh, int writing, const weft_io_seg_t *segs, int nseg,
                   char *data, MPI_Offset *done);
 
-/* twophase.c: collective transfer; every rank of fh->comm calls it. */
-int weft_io_collective(weft_file_t *fh, int writing, const weft_io_seg_t *segs, int nseg,
+/* twophase.c: collective transfer; every rank of fh->comm calls it, with
+ * its local error class so far (the ranks agree on it first). */
+int weft_io_collective(weft_file_t *fh, int local_rc, int writing, const weft_io_seg_t *segs, int nseg,
                        char *data, MPI_Offset nbytes, MPI_Offset *done);
 
 /* file.c: shared file pointer (etypes), atomically fetched and advanced. */

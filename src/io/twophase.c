@@ -377,13 +377,13 @@ static MPI_Offset read_done(weft_file_t *fh, const weft_io_seg_t *segs, int nseg
     return nbytes;
 }
 
-int weft_io_collective(weft_file_t *fh, int writing, const weft_io_seg_t *segs, int nseg, char *data,
-                       MPI_Offset nbytes, MPI_Offset *done)
+int weft_io_collective(weft_file_t *fh, int local_rc, int writing, const weft_io_seg_t *segs, int nseg,
+                       char *data, MPI_Offset nbytes, MPI_Offset *done)
 {
     tp_t        t;
     weft_comm_t *comm = fh->comm;
     int          size = comm->size, mode = writing ? fh->hints.cb_write : fh->hints.cb_read;
-    MPI_Offset   mine[3], *all = NULL, unit;
+    MPI_Offset   mine[4], *all = NULL, unit, worst = MPI_SUCCESS;
     int          rc = MPI_SUCCESS, io_rc = MPI_SUCCESS, interleaved = 0, noncontig = 0, rounds, agreed;
     struct stat  st;
 
@@ -392,11 +392,18 @@ int weft_io_collective(weft_file_t *fh, int writing, const weft_io_seg_t *segs, 
     mine[0] = nseg > 0 ? segs[0].off : INT64_MAX;
     mine[1] = nseg > 0 ? segs[nseg - 1].off + segs[nseg - 1].len : -1;
     mine[2] = nseg;
-    all     = malloc(3 * size * sizeof(MPI_Offset));
+    mine[3] = local_rc;
+    all     = malloc(4 * size * sizeof(MPI_Offset));
     if (all == NULL) {
+        /* still take part, as a failed rank */
+        MPI_Offset failed[4] = {INT64_MAX, -1, 0, MPI_ERR_NO_MEM}, *one = malloc(4 * size * sizeof(MPI_Offset));
+        if (one) {
+            weft_allgather_impl(failed, sizeof(failed), byte_t(), one, sizeof(failed), byte_t(), comm);
+            free(one);
+        }
         return weft_error(MPI_ERR_NO_MEM, "cannot allocate collective I/O state");
     }
-    rc = weft_allgather_impl(mine, 3 * sizeof(MPI_Offset), byte_t(), all, 3 * sizeof(MPI_Offset), byte_t(), comm);
+    rc = weft_allgather_impl(mine, 4 * sizeof(MPI_Offset), byte_t(), all, 4 * sizeof(MPI_Offset), byte_t(), comm);
     if (rc != MPI_SUCCESS) {
         free(all);
         return rc;
@@ -404,13 +411,14 @@ int weft_io_collective(weft_file_t *fh, int writing, const weft_io_seg_t *segs, 
     t.lo = INT64_MAX;
     t.hi = -1;
     for (int r = 0; r < size; r++) {
-        MPI_Offset lo = all[3 * r], hi = all[3 * r + 1];
+        MPI_Offset lo = all[4 * r], hi = all[4 * r + 1];
+        worst = all[4 * r + 3] > worst ? all[4 * r + 3] : worst;
         if (hi <= lo) {
             continue;
         }
-        noncontig |= all[3 * r + 2] > 1;
+        noncontig |= all[4 * r + 2] > 1;
         for (int q = 0; q < r; q++) {
-            if (all[3 * q + 1] > all[3 * q] && lo < all[3 * q + 1] && all[3 * q] < hi) {
+            if (all[4 * q + 1] > all[4 * q] && lo < all[4 * q + 1] && all[4 * q] < hi) {
                 interleaved = 1;
             }
         }
@@ -418,6 +426,12 @@ int weft_io_collective(weft_file_t *fh, int writing, const weft_io_seg_t *segs, 
         t.hi = hi > t.hi ? hi : t.hi;
     }
     free(all);
+    if (local_rc != MPI_SUCCESS) {
+        return local_rc;
+    }
+    if (worst != MPI_SUCCESS) {
+        return weft_error((int)worst, "file \"%s\": the operation failed on another rank", fh->path);
+    }
     if (t.hi <= t.lo) {
         return MPI_SUCCESS; /* nobody has data */
     }
