@@ -217,6 +217,29 @@ int main(int argc, char **argv)
         printf("note: no writable /dev/full, ENOSPC case skipped\n");
     }
 
+    /* reads at the end of the file are short and say so */
+    CHECK_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    CHECK_OK(MPI_File_set_size(fh, 0));
+    for (int i = 0; i < 8; i++) {
+        v[i] = i;
+    }
+    CHECK_OK(MPI_File_write_at_all(fh, 0, v, 5, MPI_INT, MPI_STATUS_IGNORE));
+    {
+        int        big[20], cnt = -1;
+        MPI_Status st;
+        CHECK_OK(MPI_File_read_at(fh, 0, big, 20, MPI_INT, &st));
+        MPI_Get_count(&st, MPI_INT, &cnt);
+        CHECK(cnt == 5, "independent read past the end: count %d, expected 5", cnt);
+        CHECK_OK(MPI_File_read_at_all(fh, 4, big, 20, MPI_INT, &st));
+        MPI_Get_count(&st, MPI_BYTE, &cnt);
+        CHECK(cnt == 16 && big[0] == 1, "collective read at byte 4 past the end: %d bytes (expected 16), first %d", cnt,
+              big[0]);
+        CHECK_OK(MPI_File_read_at(fh, 100, big, 20, MPI_INT, &st));
+        MPI_Get_count(&st, MPI_INT, &cnt);
+        CHECK(cnt == 0, "read beyond the end: count %d", cnt);
+    }
+    CHECK_OK(MPI_File_close(&fh));
+
     /* sequential files: shared pointer only */
     CHECK_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL,
                            MPI_INFO_NULL, &fh));
