@@ -53,6 +53,7 @@ def main():
                         env = dict(os.environ, WB_IO_DIR=d)
                         exe = os.path.join(bindir, pattern)
                         if lib == "weft":
+                            env["LD_LIBRARY_PATH"] = os.path.join(prefix, "lib")
                             cmd = [os.path.join(prefix, "bin", "mpirun"), "-n", str(np_), exe] + a.rest
                         else:
                             env["LD_LIBRARY_PATH"] = os.path.join(a.mpich_venv, "lib")
