@@ -127,7 +127,7 @@ int main(int argc, char **argv)
     }
     snprintf(path, sizeof(path), "%s/weft-bench-io-%d.dat", dir, (int)getpid());
     WB(MPI_Bcast(path, sizeof(path), MPI_CHAR, 0, c.comm));
-    wb_note(&c, "file %s", path);
+    wb_note(&c, "# File: %s", path);
     wb_columns(&c, 1, 4, m);
     buf = wb_alloc(c.o.max_size);
     for (size = wb_size_first(&c); wb_size_ok(&c, size); size = wb_size_next(&c, size)) {
