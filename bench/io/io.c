@@ -9,6 +9,7 @@
  *   io_strided      a strided view: 1 KiB blocks of the ranks alternate, one
  *                   call covers np*size bytes of the file
  * Aggregate MB/s = np * n * size / time (page cache; no fsync in the loop).
+ * Each write phase starts from a new file.
  * The file lives in $WB_IO_DIR (default $TMPDIR or /tmp) and is deleted.
  */
 #include "wb.h"
@@ -73,6 +74,14 @@ static double phase(wb_ctx_t *c, const char *path, char *buf, size_t size, int n
     MPI_Datatype ft;
     double       t0, t;
 
+    if (writing) {
+        /* every write phase starts from an empty file (block allocation
+         * is part of what a write costs; the read phases read it back) */
+        if (c->rank == 0) {
+            MPI_File_delete(path, MPI_INFO_NULL);
+        }
+        WB(MPI_Barrier(c->comm));
+    }
     WB(MPI_File_open(c->comm, path, writing ? MPI_MODE_CREATE | MPI_MODE_WRONLY : MPI_MODE_RDONLY, MPI_INFO_NULL,
                      &fh));
     set_view(c, fh, size, &ft);
