@@ -439,8 +439,11 @@ static int posix_open(weft_file_t *fh, int first)
     if (first && (fh->amode & MPI_MODE_CREATE)) {
         flags |= O_CREAT;
     }
-    if (first && (fh->amode & MPI_MODE_EXCL)) {
-        flags |= O_EXCL | O_CREAT;
+    if (first && (fh->amode & MPI_MODE_EXCL) && (flags & O_CREAT)) {
+        flags |= O_EXCL;
+    } else if (first && (fh->amode & MPI_MODE_EXCL) && access(fh->path, F_OK) == 0) {
+        /* EXCL without CREATE: the file must not exist either */
+        return weft_error(MPI_ERR_FILE_EXISTS, "file \"%s\": exists (MPI_MODE_EXCL)", fh->path);
     }
     fh->fd = open(fh->path, flags | O_CLOEXEC, 0644);
     if (fh->fd < 0 && errno == EACCES && acc == MPI_MODE_WRONLY) {

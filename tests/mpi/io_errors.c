@@ -76,6 +76,8 @@ int main(int argc, char **argv)
     CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR, MPI_INFO_NULL,
                               &fh),
                 MPI_ERR_FILE_EXISTS);
+    CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_EXCL | MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
+                MPI_ERR_FILE_EXISTS);
     CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh),
                 MPI_ERR_AMODE);
     CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh),
