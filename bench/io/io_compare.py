@@ -57,8 +57,10 @@ def main():
                             cmd = [os.path.join(prefix, "bin", "mpirun"), "-n", str(np_), exe] + a.rest
                         else:
                             env["LD_LIBRARY_PATH"] = os.path.join(a.mpich_venv, "lib")
+                            # bound like Weft's mpirun binds by default (as weft-bench compare does)
+                            bind = "core" if np_ <= (os.cpu_count() or 1) else "none"
                             cmd = [os.path.join(a.mpich_venv, "bin", "mpiexec"), "-n", str(np_), "-bind-to",
-                                   "none", exe] + a.rest
+                                   bind, exe] + a.rest
                         res[lib].append(run(cmd, env, a.timeout))
                 sizes = sorted(res["weft"][0])
                 print("\n#### %s, np %d, %s (median of %d, MB/s; ratio Weft/MPICH)\n" % (pattern, np_, d, a.rounds))
