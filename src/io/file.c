@@ -461,8 +461,20 @@ static int posix_open(weft_file_t *fh, int first)
     return MPI_SUCCESS;
 }
 
+void *weft_io_scratch(weft_file_t *fh, int i, size_t len)
+{
+    if (fh->scratch_len[i] < len) {
+        free(fh->scratch[i]);
+        fh->scratch[i]     = malloc(len);
+        fh->scratch_len[i] = fh->scratch[i] ? len : 0;
+    }
+    return fh->scratch[i];
+}
+
 static void file_free(weft_file_t *fh)
 {
+    free(fh->scratch[0]);
+    free(fh->scratch[1]);
     if (fh->fd >= 0) {
         close(fh->fd);
     }

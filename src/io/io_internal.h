@@ -87,6 +87,8 @@ struct weft_file {
     MPI_Offset         ind_pos;   /* individual file pointer, in etypes */
     int                shared_fd; /* sidecar holding the shared file pointer */
     weft_io_split_t    split;
+    void              *scratch[2];     /* two-phase buffers kept between calls */
+    size_t             scratch_len[2]; /* (no page faults on every collective) */
     pthread_mutex_t    lock;      /* individual pointer updates */
 };
 
@@ -120,6 +122,9 @@ int weft_io_pwrite_all(weft_file_t *fh, const void *p, MPI_Offset len, MPI_Offse
 int weft_io_pread_all(weft_file_t *fh, void *p, MPI_Offset len, MPI_Offset off, MPI_Offset *got);
 int weft_io_indep(weft_file_t *fh, int writing, const weft_io_seg_t *segs, int nseg,
                   char *data, MPI_Offset *done);
+
+/* Grow-only scratch buffer i of the file (NULL when out of memory). */
+void *weft_io_scratch(weft_file_t *fh, int i, size_t len);
 
 /* twophase.c: collective transfer; every rank of fh->comm calls it, with
  * its local error class so far (the ranks agree on it first). */

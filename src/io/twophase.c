@@ -176,10 +176,9 @@ static int aggregate(tp_t *t, piece_t *pieces, MPI_Count n, char *buf)
         lo = pieces[i].off < lo ? pieces[i].off : lo;
         hi = pieces[i].off + pieces[i].len > hi ? pieces[i].off + pieces[i].len : hi;
     }
-    span   = malloc((size_t)(hi - lo));
-    sorted = malloc(n * sizeof(*sorted));
-    if (!span || !sorted) {
-        free(span);
+    span   = weft_io_scratch(t->fh, 0, (size_t)(hi - lo));
+    sorted = t->writing ? malloc(n * sizeof(*sorted)) : NULL;
+    if (!span || (t->writing && !sorted)) {
         free(sorted);
         return weft_error(MPI_ERR_NO_MEM, "cannot allocate the collective buffer (%lld bytes)",
                           (long long)(hi - lo));
@@ -220,7 +219,6 @@ static int aggregate(tp_t *t, piece_t *pieces, MPI_Count n, char *buf)
             at += pieces[i].len;
         }
     }
-    free(span);
     free(sorted);
     return rc;
 }
@@ -293,11 +291,9 @@ static int round_exchange(tp_t *t, int r, int *io_rc)
         nbytes += t->cnt_recv[2 * s + 1];
     }
     rpieces = malloc((npieces ? npieces : 1) * sizeof(piece_t));
-    rdata   = malloc(nbytes ? (size_t)nbytes : 1);
+    rdata   = weft_io_scratch(t->fh, 1, nbytes ? (size_t)nbytes : 1);
     if (!rpieces || !rdata) {
-        /* keep exchanging (others wait for us) but report */
         free(rpieces);
-        free(rdata);
         return weft_error(MPI_ERR_NO_MEM, "cannot allocate %lld bytes for collective I/O", (long long)nbytes);
     }
     rc = weft_alltoallv_c_impl(t->my_pieces, t->mc_s, t->md_s, byte_t(), rpieces, t->mc_r, t->md_r, byte_t(),
@@ -316,7 +312,6 @@ static int round_exchange(tp_t *t, int r, int *io_rc)
                                    t->comm);
     }
     free(rpieces);
-    free(rdata);
     return rc;
 }
 
