@@ -449,6 +449,14 @@ static int posix_open(weft_file_t *fh, int first)
     if (fh->fd < 0 && errno == EACCES && acc == MPI_MODE_WRONLY) {
         fh->fd = open(fh->path, (flags & ~O_RDWR) | O_WRONLY | O_CLOEXEC, 0644);
     }
+    if (fh->fd >= 0) {
+        struct stat st;
+        if (fstat(fh->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+            close(fh->fd);
+            fh->fd = -1;
+            errno  = EISDIR;
+        }
+    }
     fh->can_read = fh->fd >= 0 && (fcntl(fh->fd, F_GETFL) & O_ACCMODE) != O_WRONLY;
     if (fh->fd < 0) {
         int err = errno, cls = weft_io_errno_class(err, acc != MPI_MODE_RDONLY);

@@ -92,6 +92,7 @@ int main(int argc, char **argv)
         MPI_File_close(&fh);
     }
     CHECK_CLASS(MPI_File_delete(missing, MPI_INFO_NULL), MPI_ERR_NO_SUCH_FILE);
+    CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, io_dir, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh), MPI_ERR_BAD_FILE);
 
     /* permissions (root ignores them: skip with a note) */
     if (geteuid() != 0) {
