@@ -94,16 +94,15 @@ static int range_lock(weft_file_t *fh, short type, MPI_Offset off, MPI_Offset le
 /* ---- independent access with data sieving --------------------------------------- */
 
 /* Sieve segments [i, j) through one buffer: read the span once, copy out
- * (read) or patch and write back under a lock (write). */
+ * (read) or patch and write back (write; the caller holds a write lock on
+ * the whole access, so the read-modify-write cannot lose another
+ * process's bytes). */
 static int sieve(weft_file_t *fh, int writing, const weft_io_seg_t *segs, int i, int j, char *data, char *win,
                  MPI_Offset *done, int *short_read)
 {
     MPI_Offset start = segs[i].off, span = segs[j - 1].off + segs[j - 1].len - start, got;
     int        rc;
 
-    if (writing && (rc = range_lock(fh, F_WRLCK, start, span)) != MPI_SUCCESS) {
-        return rc;
-    }
     rc = weft_io_pread_all(fh, win, span, start, &got);
     if (rc == MPI_SUCCESS && writing) {
         if (got < span) {
@@ -123,9 +122,6 @@ static int sieve(weft_file_t *fh, int writing, const weft_io_seg_t *segs, int i,
             *short_read = avail < segs[k].len;
         }
     }
-    if (writing) {
-        range_lock(fh, F_UNLCK, start, span);
-    }
     return rc;
 }
 
@@ -135,11 +131,21 @@ int weft_io_indep(weft_file_t *fh, int writing, const weft_io_seg_t *segs, int n
     MPI_Count bufsize = writing ? fh->hints.ind_wr_buffer_size : fh->hints.ind_rd_buffer_size;
     int       mode    = writing ? fh->hints.ds_write : fh->hints.ds_read;
     char     *win     = NULL;
-    int       rc      = MPI_SUCCESS, short_read = 0, i = 0;
+    int       rc      = MPI_SUCCESS, short_read = 0, i = 0, locked = 0;
 
     *done = 0;
     if (writing && !fh->can_read) {
         mode = 0; /* cannot read back what we would rewrite */
+    }
+    if (writing && mode != 0 && nseg > 1 && !fh->atomic) {
+        /* One lock for the whole access (atomic mode has one already):
+         * per-window locks make the writers of interleaved ranges hand
+         * the lock back and forth, a context switch each time. */
+        rc = range_lock(fh, F_WRLCK, segs[0].off, segs[nseg - 1].off + segs[nseg - 1].len - segs[0].off);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        locked = 1;
     }
     while (i < nseg && rc == MPI_SUCCESS && !short_read) {
         int        j     = i + 1;
@@ -174,6 +180,9 @@ int weft_io_indep(weft_file_t *fh, int writing, const weft_io_seg_t *segs, int n
         }
     }
     free(win);
+    if (locked) {
+        range_lock(fh, F_UNLCK, segs[0].off, segs[nseg - 1].off + segs[nseg - 1].len - segs[0].off);
+    }
     return rc;
 }
 
