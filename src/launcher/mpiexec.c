@@ -17,12 +17,14 @@
  * On any failure every rank's process group is killed (SIGKILL; user signals
  * and timeouts get the signal first and SIGKILL after a grace period).
  */
+#include "common/auth.h"
 #include "common/binding.h"
 #include "common/bootstrap.h"
 #include "common/buf.h"
 #include "common/ctl.h"
 #include "common/hosts.h"
 #include "common/job.h"
+#include "common/listener.h"
 #include "util/tunables.h"
 #include "weft_build_config.h"
 
@@ -52,7 +54,8 @@ extern char **environ;
 typedef struct {
     char            host[256];
     int             is_local;
-    pid_t           pid;
+    int             connected; /* remote: passed the secret challenge */
+    pid_t           pid;       /* the proxy, or for remote hosts the launcher command */
     weft_ctl_conn_t ctl;
     int             ready;
     int             done;
@@ -82,6 +85,11 @@ static struct {
     char              **envset; /* NAME=VALUE overrides, in command-line order */
     int                 nenvset;
     const char         *bindto;
+    const char         *iface;    /* -iface, else WEFT_IFACE */
+    const char         *launcher; /* remote start template (-launcher-exec, WEFT_LAUNCHER_CMD) */
+    int                 all_local; /* -launcher fork: every host is this machine */
+    weft_secret_t       secret;
+    weft_listener_t     listener;
     weft_host_t        *hosts;
     int                 nhosts;
     int                 prog_argc;
@@ -109,7 +117,7 @@ static struct {
     int       sigpipe[2];
     int       stdin_open;
     long      stdin_outstanding;
-} mp = {.sigpipe = {-1, -1}};
+} mp = {.sigpipe = {-1, -1}, .listener = {.fd = -1}};
 
 static void mp_write_all(int fd, const char *buf, size_t len)
 {
@@ -169,8 +177,12 @@ static void mp_usage(void)
            "  -n, -np N              number of processes (default: 1, or every slot of\n"
            "                         the -hosts/-f hosts)\n"
            "  -ppn N                 processes per host, filled host by host\n"
-           "  -hosts a,b[:slots]     hosts to run on (this machine only, for now)\n"
-           "  -f, -hostfile FILE     file of host[:slots] lines\n"
+           "  -hosts a,b[:slots]     hosts to run on\n"
+           "  -f, -hostfile FILE     file of host[:slots] lines (or one line per slot)\n"
+           "  -launcher ssh|rsh|fork how to start weft-proxy on other hosts (default ssh,\n"
+           "                         or the template in WEFT_LAUNCHER_CMD, %%h = host)\n"
+           "  -launcher-exec PROG    the ssh-like program to use\n"
+           "  -iface NAME            advertise this interface's address to remote hosts\n"
            "  -genv NAME VALUE       set NAME=VALUE for every rank\n"
            "  -env NAME VALUE        same as -genv (one program per job for now)\n"
            "  -genvall               pass mpiexec's whole environment (the default)\n"
@@ -329,6 +341,31 @@ static void mp_parse_args(int argc, char **argv)
                        v);
             }
             mp.bindto = v;
+            i++;
+        } else if (!strcmp(o, "iface")) {
+            if (v == NULL) {
+                mp_die(MP_EXIT_USAGE, "%s needs a network interface name", a);
+            }
+            mp.iface = v;
+            i++;
+        } else if (!strcmp(o, "launcher") || !strcmp(o, "bootstrap") || !strcmp(o, "rsh")) {
+            if (v == NULL) {
+                mp_die(MP_EXIT_USAGE, "%s needs ssh|rsh|fork", a);
+            }
+            if (!strcmp(v, "fork")) {
+                mp.all_local = 1;
+            } else if (!strcmp(v, "ssh") || !strcmp(v, "rsh")) {
+                mp.launcher = v;
+            } else {
+                mp_die(MP_EXIT_USAGE, "%s: launcher '%s' is not supported (ssh|rsh|fork; "
+                       "or a command template in WEFT_LAUNCHER_CMD)", a, v);
+            }
+            i++;
+        } else if (!strcmp(o, "launcher-exec") || !strcmp(o, "bootstrap-exec")) {
+            if (v == NULL) {
+                mp_die(MP_EXIT_USAGE, "%s needs a program", a);
+            }
+            mp.launcher = v;
             i++;
         } else if (!strcmp(o, "verbose") || !strcmp(o, "v")) {
             mp.verbose = 1;
@@ -495,14 +532,10 @@ static void mp_place(void)
     } else {
         mp.proxies = calloc((size_t)mp.nhosts, sizeof(mp_proxy_t));
         for (int h = 0; h < mp.nhosts; h++) {
-            int p, local = weft_host_is_local(mp.hosts[h].name, err, sizeof(err));
-            if (local < 0) {
-                mp_die(MP_EXIT_USAGE, "%s", err);
-            }
-            if (!local) {
-                mp_die(1, "host '%s' is not this machine: remote launch not supported yet",
-                       mp.hosts[h].name);
-            }
+            /* Names that do not resolve here are remote: they go to the
+             * launcher command as given. */
+            int p, local = mp.all_local || weft_host_is_local(mp.hosts[h].name, err,
+                                                              sizeof(err)) == 1;
             for (p = 0; p < mp.nproxies; p++) {
                 if (!strcmp(mp.proxies[p].host, mp.hosts[h].name)) {
                     break;
@@ -604,8 +637,13 @@ static char **mp_build_env(int *n_p)
 static void mp_signal_all(int sig)
 {
     for (int p = 0; p < mp.nproxies; p++) {
-        if (!mp.proxies[p].done && mp.proxies[p].ctl.fd >= 0) {
-            weft_ctl_send(&mp.proxies[p].ctl, WEFT_CTL_SIGNAL, sig, 0, NULL, 0);
+        mp_proxy_t *px = &mp.proxies[p];
+        if (!px->done && px->ctl.fd >= 0) {
+            weft_ctl_send(&px->ctl, WEFT_CTL_SIGNAL, sig, 0, NULL, 0);
+        } else if (!px->is_local && !px->connected && px->pid > 0 && !px->reaped &&
+                   sig == SIGKILL) {
+            /* Not connected yet: it has no ranks; stop its launcher. */
+            kill(-px->pid, SIGKILL);
         }
     }
     if (sig == SIGKILL) {
@@ -613,6 +651,8 @@ static void mp_signal_all(int sig)
         mp.kill_at = 0;
     }
 }
+
+static void mp_abandon_proxies(void);
 
 /* First failure decides the exit code and prints; later ones stay quiet. */
 static void mp_fail(int code, int sig, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -630,6 +670,12 @@ static void mp_fail(int code, int sig, const char *fmt, ...)
             va_end(ap);
             mp_msg("%s", line);
         }
+    }
+    if (!mp.go_sent) {
+        /* No rank runs yet (a host failed to start): closing the control
+         * connections ends the proxies that did start. */
+        mp_abandon_proxies();
+        return;
     }
     if (sig == SIGKILL) {
         if (!mp.killed) {
@@ -761,6 +807,8 @@ static void mp_abandon_proxies(void)
         px->done    = 1;
         if (px->pid <= 0) {
             px->reaped = 1;
+        } else if (!px->is_local && !px->reaped) {
+            kill(-px->pid, SIGKILL); /* the launcher command and what it started here */
         }
     }
     mp_reap_proxies();
@@ -955,7 +1003,17 @@ static void mp_reap_proxies(void)
             while (!px->done && px->ctl.fd >= 0 && !px->ctl.eof) {
                 mp_drain_proxy(p);
             }
-            if (!px->done) {
+            if (!px->done && !px->is_local && !px->connected && WIFEXITED(status) &&
+                WEXITSTATUS(status) == 127) {
+                mp_fail(1, SIGKILL, "mpiexec: error: host %s has no weft-proxy at %s", px->host,
+                        mp.proxy_path);
+            } else if (!px->done && !px->is_local && !px->connected) {
+                mp_fail(1, SIGKILL,
+                        "mpiexec: error: host %s: launcher command '%s' failed (%s %d) before "
+                        "weft-proxy connected back",
+                        px->host, mp.launcher, WIFSIGNALED(status) ? "signal" : "exit code",
+                        WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+            } else if (!px->done) {
                 /* Died without saying goodbye: its ranks died with it
                  * (parent-death signal); end the rest of the job. */
                 mp_fail(1, SIGKILL, "mpiexec: error: weft-proxy on host %s died unexpectedly (%s %d)",
@@ -966,64 +1024,154 @@ static void mp_reap_proxies(void)
     }
 }
 
+/* The job description for proxy p: sent as soon as its control connection
+ * exists (at once for local proxies, after the challenge for remote ones). */
+static struct {
+    char  *mapping;
+    char **env;
+    int    nenv;
+    char   cwd[4096];
+} mp_jobspec;
+
+static void mp_send_job(int p)
+{
+    mp_proxy_t *px     = &mp.proxies[p];
+    weft_job_t  job    = {0};
+    weft_buf_t  packed = {0};
+
+    snprintf(job.jobid, sizeof(job.jobid), "%s", mp.jobid);
+    snprintf(job.kvsname, sizeof(job.kvsname), "weft_kvs_%s", mp.jobid);
+    snprintf(job.host, sizeof(job.host), "%s", px->host);
+    snprintf(job.cwd, sizeof(job.cwd), "%s", mp_jobspec.cwd);
+    job.mapping    = mp_jobspec.mapping;
+    job.size       = mp.np;
+    job.universe   = mp.np;
+    job.node_id    = p;
+    job.node_count = mp.nproxies;
+    job.nlocal     = px->nranks;
+    job.ranks      = px->ranks;
+    job.argc       = mp.prog_argc;
+    job.argv       = mp.prog_argv;
+    job.nenv       = mp_jobspec.nenv;
+    job.env        = mp_jobspec.env;
+    job.bind       = mp.bind;
+    char *saved0   = job.argv[0];
+    job.argv[0]    = mp.prog_path;
+    if (weft_job_pack(&job, &packed) != 0 ||
+        weft_ctl_send(&px->ctl, WEFT_CTL_JOB, 0, 0, packed.data, packed.len) != 0) {
+        mp_msg("mpiexec: error: cannot send the job to the proxy on %s", px->host);
+        mp.failed    = 1;
+        mp.exit_code = 1;
+    }
+    job.argv[0] = saved0;
+    weft_buf_free(&packed);
+    if (mp.verbose) {
+        mp_msg("mpiexec: job %s: proxy pid %d on host %s runs %d rank(s) from %d", mp.jobid,
+               (int)px->pid, px->host, px->nranks, px->ranks[0]);
+    }
+}
+
+/* A remote proxy proved the secret: index says which one. */
+static int mp_on_remote_conn(void *ctx, int fd, unsigned index)
+{
+    (void)ctx;
+    if (index >= (unsigned)mp.nproxies || mp.proxies[index].is_local ||
+        mp.proxies[index].connected || mp.failed) {
+        return -1;
+    }
+    mp_proxy_t *px = &mp.proxies[index];
+    px->connected  = 1;
+    weft_ctl_conn_init(&px->ctl, fd);
+    if (mp.verbose) {
+        mp_msg("mpiexec: weft-proxy on host %s connected and authenticated", px->host);
+    }
+    mp_send_job((int)index);
+    return 0;
+}
+
+static void mp_on_refused(void *ctx, const char *text)
+{
+    (void)ctx;
+    mp_msg("mpiexec: warning: %s", text);
+}
+
+static void mp_open_listener(void)
+{
+    char err[512];
+    int  remote = 0;
+
+    for (int p = 0; p < mp.nproxies; p++) {
+        remote |= !mp.proxies[p].is_local;
+    }
+    if (!remote) {
+        return; /* listen only where the job needs it */
+    }
+    if (mp.iface == NULL) {
+        mp.iface = weft_tunables.IFACE;
+    }
+    if (mp.launcher == NULL) {
+        mp.launcher = weft_tunables.LAUNCHER_CMD && weft_tunables.LAUNCHER_CMD[0]
+                          ? weft_tunables.LAUNCHER_CMD
+                          : "ssh";
+    }
+    if (weft_secret_new(&mp.secret) != 0) {
+        mp_die(1, "cannot create the job secret: no randomness available");
+    }
+    if (weft_listener_open(&mp.listener, mp.iface, &mp.secret, err, sizeof(err)) != 0) {
+        mp_die(1, "%s", err);
+    }
+    if (mp.verbose) {
+        mp_msg("mpiexec: remote proxies connect to %s:%d (interface %s), started by '%s'",
+               mp.listener.addr, mp.listener.port, mp.listener.iface, mp.launcher);
+    }
+}
+
 static void mp_launch(void)
 {
-    char       *mapping = mp_mapping();
-    int         nenv;
-    char      **env = mp_build_env(&nenv);
-    char        cwd[4096];
-    char       *proxy_argv[] = {mp.proxy_path, NULL};
-    char        err[512];
+    char err[512];
+    char secret_line[2 * WEFT_AUTH_SECRET_LEN + 2];
 
-    if (getcwd(cwd, sizeof(cwd)) == NULL) {
-        cwd[0] = '\0';
+    mp_jobspec.mapping = mp_mapping();
+    mp_jobspec.env     = mp_build_env(&mp_jobspec.nenv);
+    if (getcwd(mp_jobspec.cwd, sizeof(mp_jobspec.cwd)) == NULL) {
+        mp_jobspec.cwd[0] = '\0';
     }
-    for (int p = 0; p < mp.nproxies; p++) {
-        mp_proxy_t *px  = &mp.proxies[p];
-        weft_job_t  job = {0};
-        weft_buf_t  packed = {0};
+    weft_secret_to_hex(&mp.secret, secret_line);
+    strcat(secret_line, "\n");
+    for (int p = 0; p < mp.nproxies && !mp.failed; p++) {
+        mp_proxy_t *px = &mp.proxies[p];
         int         fd;
 
-        if (weft_bootstrap_launch(px->host, px->is_local, proxy_argv, &fd, &px->pid, err,
-                                  sizeof(err)) != 0) {
+        if (px->is_local) {
+            char *proxy_argv[] = {mp.proxy_path, NULL};
+            if (weft_bootstrap_launch(px->host, 1, proxy_argv, &fd, &px->pid, err,
+                                      sizeof(err)) != 0) {
+                mp_msg("mpiexec: error: %s", err);
+                mp_abandon_proxies();
+                break;
+            }
+            weft_ctl_conn_init(&px->ctl, fd);
+            mp_send_job(p);
+            continue;
+        }
+        char port[16], index[16];
+        char *proxy_argv[] = {mp.proxy_path, "--connect", mp.listener.addr, port,
+                              "--index",     index,       "--host",         px->host, NULL};
+        snprintf(port, sizeof(port), "%d", mp.listener.port);
+        snprintf(index, sizeof(index), "%d", p);
+        px->ctl.fd = -1;
+        if (weft_bootstrap_launch_remote(px->host, mp.launcher, proxy_argv, secret_line,
+                                         &px->pid, err, sizeof(err)) != 0) {
             mp_msg("mpiexec: error: %s", err);
             mp_abandon_proxies();
             break;
         }
-        weft_ctl_conn_init(&px->ctl, fd);
-        snprintf(job.jobid, sizeof(job.jobid), "%s", mp.jobid);
-        snprintf(job.kvsname, sizeof(job.kvsname), "weft_kvs_%s", mp.jobid);
-        snprintf(job.host, sizeof(job.host), "%s", px->host);
-        snprintf(job.cwd, sizeof(job.cwd), "%s", cwd);
-        job.mapping    = mapping;
-        job.size       = mp.np;
-        job.universe   = mp.np;
-        job.node_id    = p;
-        job.node_count = mp.nproxies;
-        job.nlocal     = px->nranks;
-        job.ranks      = px->ranks;
-        job.argc       = mp.prog_argc;
-        job.argv       = mp.prog_argv;
-        job.nenv       = nenv;
-        job.env        = env;
-        job.bind       = mp.bind;
-        char *saved0   = job.argv[0];
-        job.argv[0]    = mp.prog_path;
-        if (weft_job_pack(&job, &packed) != 0 ||
-            weft_ctl_send(&px->ctl, WEFT_CTL_JOB, 0, 0, packed.data, packed.len) != 0) {
-            mp_msg("mpiexec: error: cannot send the job to the proxy on %s", px->host);
-            mp.failed    = 1;
-            mp.exit_code = 1;
-        }
-        job.argv[0] = saved0;
-        weft_buf_free(&packed);
         if (mp.verbose) {
-            mp_msg("mpiexec: job %s: proxy pid %d on host %s runs %d rank(s) from %d", mp.jobid,
-                   (int)px->pid, px->host, px->nranks, px->ranks[0]);
+            mp_msg("mpiexec: started weft-proxy on host %s via '%s' (pid %d)", px->host,
+                   mp.launcher, (int)px->pid);
         }
     }
-    free(env);
-    free(mapping);
+    memset(secret_line, 0, sizeof(secret_line));
 }
 
 int main(int argc, char **argv)
@@ -1052,6 +1200,7 @@ int main(int argc, char **argv)
     mp_resolve_program();
     mp_find_proxy();
     mp_place();
+    mp_open_listener();
 
     if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd)) {
         rnd = (uint32_t)weft_now_ms();
@@ -1081,7 +1230,8 @@ int main(int argc, char **argv)
     }
 
     while (!mp_all_done()) {
-        struct pollfd pfds[mp.nproxies + 2];
+        int           nlisten = weft_listener_nfds(&mp.listener);
+        struct pollfd pfds[mp.nproxies + 2 + nlisten];
         int           n = 0, timeout = -1, partial = 0;
         long long     now = weft_now_ms();
 
@@ -1102,6 +1252,12 @@ int main(int argc, char **argv)
         }
         if (partial) {
             timeout = MP_PARTIAL_FLUSH_MS;
+        }
+        weft_listener_fill(&mp.listener, &pfds[n]);
+        n += nlisten;
+        if (nlisten > 1) {
+            int left = weft_listener_timeout(&mp.listener);
+            timeout  = timeout >= 0 && timeout < left ? timeout : left;
         }
         if (mp.kill_at > 0) {
             long long left = mp.kill_at - now;
@@ -1147,6 +1303,10 @@ int main(int argc, char **argv)
                 }
             }
         }
+        if (nlisten > 0) {
+            weft_listener_service(&mp.listener, &pfds[2 + mp.nproxies], mp_on_remote_conn,
+                                  mp_on_refused, NULL);
+        }
         if (rc == 0 && partial) {
             for (int r = 0; r < mp.np; r++) {
                 for (int s = 0; s < 2; s++) {
@@ -1169,8 +1329,17 @@ int main(int argc, char **argv)
         }
         /* A proxy whose connection closed and who has exited is done. */
         for (int p = 0; p < mp.nproxies; p++) {
-            if (mp.proxies[p].ctl.eof && !mp.proxies[p].reaped) {
+            mp_proxy_t *px = &mp.proxies[p];
+            if (px->ctl.eof && !px->reaped) {
                 mp_reap_proxies();
+            }
+            if (px->ctl.eof && !px->done && !px->reaped && !px->is_local && px->connected) {
+                /* The link to a remote proxy broke while its launcher
+                 * command lives on: the host is lost to the job. */
+                px->done = 1;
+                mp_fail(1, SIGKILL, "mpiexec: error: lost the connection to weft-proxy on host %s",
+                        px->host);
+                kill(-px->pid, SIGKILL);
             }
         }
     }

@@ -9,6 +9,7 @@
  * If mpiexec goes away (control EOF or our own parent-death SIGTERM) every
  * rank's process group is killed.
  */
+#include "common/auth.h"
 #include "common/binding.h"
 #include "common/buf.h"
 #include "common/ctl.h"
@@ -35,6 +36,9 @@
 /* Stop reading rank output while this much waits for mpiexec: the ranks then
  * block in write() instead of the proxy growing without bound. */
 #define PROXY_OUTPUT_HIGH_WATER (8u << 20)
+/* A remote proxy gives up if it cannot read the secret and reach mpiexec
+ * within this time. */
+#define PROXY_CONNECT_MS 30000
 
 typedef struct {
     int   rank;
@@ -486,6 +490,55 @@ static int px_finished(void)
     return 1;
 }
 
+/* Remote start: the job secret arrives on stdin (one hex line, from
+ * mpiexec through the launcher command), then we dial mpiexec and prove we
+ * know it. stdin is /dev/null afterwards. Returns the control fd or -1. */
+static int px_connect_back(const char *host, int port, int index, const char *label)
+{
+    char          line[2 * WEFT_AUTH_SECRET_LEN + 2];
+    size_t        got = 0;
+    long long     deadline = weft_now_ms() + PROXY_CONNECT_MS;
+    weft_secret_t secret;
+    char          err[512];
+    int           fd;
+
+    while (got < sizeof(line) - 1) {
+        struct pollfd pfd  = {.fd = STDIN_FILENO, .events = POLLIN};
+        long long     left = deadline - weft_now_ms();
+        ssize_t       n;
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0) {
+            break;
+        }
+        n = read(STDIN_FILENO, line + got, sizeof(line) - 1 - got);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        got += (size_t)n;
+    }
+    line[got] = '\0';
+    fd        = open("/dev/null", O_RDONLY);
+    if (fd >= 0) {
+        dup2(fd, STDIN_FILENO);
+        close(fd);
+    }
+    if (got < 2 * WEFT_AUTH_SECRET_LEN || weft_secret_from_hex(line, &secret) != 0) {
+        px_log("host %s: no job secret on stdin (weft-proxy is run by mpiexec, not by hand)",
+               label);
+        return -1;
+    }
+    fd = weft_auth_connect(host, port, &secret, (uint32_t)index,
+                           (int)(deadline - weft_now_ms()), err, sizeof(err));
+    memset(&secret, 0, sizeof(secret));
+    memset(line, 0, sizeof(line));
+    if (fd < 0) {
+        px_log("host %s: cannot reach mpiexec: %s", label, err);
+    }
+    return fd;
+}
+
 int main(int argc, char **argv)
 {
     int              ctl_fd = -1;
@@ -493,9 +546,25 @@ int main(int argc, char **argv)
     struct pollfd   *pfds;
     int              maxfds;
 
+    const char *connect_host = NULL, *host_label = "?";
+    int         connect_port = -1, index = -1;
+
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--control-fd") == 0 && i + 1 < argc) {
             ctl_fd = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--connect") == 0 && i + 2 < argc) {
+            connect_host = argv[++i];
+            connect_port = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--index") == 0 && i + 1 < argc) {
+            index = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc) {
+            host_label = argv[++i];
+        }
+    }
+    if (connect_host != NULL && index >= 0) {
+        ctl_fd = px_connect_back(connect_host, connect_port, index, host_label);
+        if (ctl_fd < 0) {
+            return 1;
         }
     }
     if (ctl_fd < 0 || fcntl(ctl_fd, F_GETFD) < 0) {
