@@ -55,6 +55,8 @@ typedef struct {
     char            host[256];
     int             is_local;
     int             connected; /* remote: passed the secret challenge */
+    long long       heard_ms;  /* remote: last byte received (heartbeat) */
+    long long       term_ms;   /* remote: when we asked its launcher to end, 0 = not yet */
     pid_t           pid;       /* the proxy, or for remote hosts the launcher command */
     weft_ctl_conn_t ctl;
     int             ready;
@@ -90,6 +92,8 @@ static struct {
     int                 all_local; /* -launcher fork: every host is this machine */
     weft_secret_t       secret;
     weft_listener_t     listener;
+    int                 heartbeat_ms; /* silence that ends the job, 0 without remote hosts */
+    long long           next_ping;
     weft_host_t        *hosts;
     int                 nhosts;
     int                 prog_argc;
@@ -974,6 +978,9 @@ static void mp_drain_proxy(int p)
         return;
     }
     rd = weft_ctl_read(&px->ctl);
+    if (rd > 0) {
+        px->heard_ms = weft_now_ms();
+    }
     for (;;) {
         weft_ctl_hdr_t hdr;
         char          *payload;
@@ -999,8 +1006,13 @@ static void mp_reap_proxies(void)
         }
         if (weft_bootstrap_wait(px->pid, &status, 1) == 1) {
             px->reaped = 1;
-            /* Its last messages (exits, DONE) may still be in the socket. */
-            while (!px->done && px->ctl.fd >= 0 && !px->ctl.eof) {
+            /* Its last messages (exits, DONE) may still be in the socket.
+             * A socketpair reaches EOF once the proxy is gone; a TCP link
+             * that is down never may, so take only what has arrived. */
+            if (!px->is_local) {
+                mp_drain_proxy(p);
+            }
+            while (px->is_local && !px->done && px->ctl.fd >= 0 && !px->ctl.eof) {
                 mp_drain_proxy(p);
             }
             if (!px->done && !px->is_local && !px->connected && WIFEXITED(status) &&
@@ -1081,6 +1093,7 @@ static int mp_on_remote_conn(void *ctx, int fd, unsigned index)
     }
     mp_proxy_t *px = &mp.proxies[index];
     px->connected  = 1;
+    px->heard_ms   = weft_now_ms();
     weft_ctl_conn_init(&px->ctl, fd);
     if (mp.verbose) {
         mp_msg("mpiexec: weft-proxy on host %s connected and authenticated", px->host);
@@ -1114,6 +1127,10 @@ static void mp_open_listener(void)
                           ? weft_tunables.LAUNCHER_CMD
                           : "ssh";
     }
+    mp.heartbeat_ms = weft_tunables.HEARTBEAT_TIMEOUT * 1000;
+    if (mp.heartbeat_ms <= 0) {
+        mp_die(MP_EXIT_USAGE, "WEFT_HEARTBEAT_TIMEOUT must be a positive number of seconds");
+    }
     if (weft_secret_new(&mp.secret) != 0) {
         mp_die(1, "cannot create the job secret: no randomness available");
     }
@@ -1123,6 +1140,45 @@ static void mp_open_listener(void)
     if (mp.verbose) {
         mp_msg("mpiexec: remote proxies connect to %s:%d (interface %s), started by '%s'",
                mp.listener.addr, mp.listener.port, mp.listener.iface, mp.launcher);
+    }
+}
+
+/* A remote host is lost. SIGTERM first: when the launcher is the proxy
+ * itself (ip netns exec), it then kills its ranks' process groups; over ssh
+ * the remote proxy ends them when it stops hearing from us. SIGKILL follows
+ * after the grace period (mp_heartbeat). */
+static void mp_end_launcher(mp_proxy_t *px)
+{
+    if (px->pid > 0 && !px->reaped && px->term_ms == 0) {
+        kill(-px->pid, SIGTERM);
+        px->term_ms = weft_now_ms();
+    }
+}
+
+/* Remote links: say we are here, and give up a host that has been silent
+ * for the heartbeat timeout (host down, link down, proxy stopped). */
+static void mp_heartbeat(long long now)
+{
+    mp.next_ping = now + mp.heartbeat_ms / 4;
+    for (int p = 0; p < mp.nproxies; p++) {
+        mp_proxy_t *px = &mp.proxies[p];
+        if (px->term_ms > 0 && !px->reaped && now - px->term_ms > MP_KILL_GRACE_MS) {
+            kill(-px->pid, SIGKILL);
+        }
+        if (px->is_local || !px->connected || px->done || px->ctl.fd < 0 || px->ctl.eof) {
+            continue;
+        }
+        weft_ctl_send(&px->ctl, WEFT_CTL_PING, 0, 0, NULL, 0);
+        if (now - px->heard_ms > mp.heartbeat_ms) {
+            px->done = 1;
+            mp_fail(1, SIGKILL,
+                    "mpiexec: error: lost contact with weft-proxy on host %s (silent for %d s: "
+                    "host or link down)",
+                    px->host, mp.heartbeat_ms / 1000);
+            weft_ctl_conn_fini(&px->ctl);
+            px->ctl.eof = 1;
+            mp_end_launcher(px);
+        }
     }
 }
 
@@ -1154,10 +1210,11 @@ static void mp_launch(void)
             mp_send_job(p);
             continue;
         }
-        char port[16], index[16];
-        char *proxy_argv[] = {mp.proxy_path, "--connect", mp.listener.addr, port,
-                              "--index",     index,       "--host",         px->host, NULL};
+        char port[16], index[16], beat[16];
+        char *proxy_argv[] = {mp.proxy_path, "--connect", mp.listener.addr, port, "--index", index,
+                              "--host", px->host, "--heartbeat", beat, NULL};
         snprintf(port, sizeof(port), "%d", mp.listener.port);
+        snprintf(beat, sizeof(beat), "%d", mp.heartbeat_ms);
         snprintf(index, sizeof(index), "%d", p);
         px->ctl.fd = -1;
         if (weft_bootstrap_launch_remote(px->host, mp.launcher, proxy_argv, secret_line,
@@ -1267,6 +1324,10 @@ int main(int argc, char **argv)
             long long left = mp.timeout_at - now;
             timeout        = (int)(left < 0 ? 0 : (timeout >= 0 && timeout < left ? timeout : left));
         }
+        if (mp.heartbeat_ms > 0) {
+            long long left = mp.next_ping - now;
+            timeout        = (int)(left < 0 ? 0 : (timeout >= 0 && timeout < left ? timeout : left));
+        }
         int rc = poll(pfds, (nfds_t)n, timeout);
         if (rc < 0 && errno != EINTR) {
             mp_die(1, "poll: %s", strerror(errno));
@@ -1327,6 +1388,9 @@ int main(int argc, char **argv)
             }
             mp_signal_all(SIGKILL);
         }
+        if (mp.heartbeat_ms > 0 && now >= mp.next_ping) {
+            mp_heartbeat(now);
+        }
         /* A proxy whose connection closed and who has exited is done. */
         for (int p = 0; p < mp.nproxies; p++) {
             mp_proxy_t *px = &mp.proxies[p];
@@ -1339,7 +1403,7 @@ int main(int argc, char **argv)
                 px->done = 1;
                 mp_fail(1, SIGKILL, "mpiexec: error: lost the connection to weft-proxy on host %s",
                         px->host);
-                kill(-px->pid, SIGKILL);
+                mp_end_launcher(px);
             }
         }
     }

@@ -60,6 +60,9 @@ static struct {
     int                 stdin_eof;
     weft_buf_t          stdin_buf;
     long long           drain_deadline;
+    int                 heartbeat_ms; /* remote: silence from mpiexec that ends us; 0 local */
+    long long           heard_ms;
+    long long           next_ping;
     int                 started;
 } px = {.stdin_fd = -1, .sigpipe = {-1, -1}};
 
@@ -471,6 +474,8 @@ static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload)
     case WEFT_CTL_SIGNAL:
         px_signal_all(hdr->a0);
         break;
+    case WEFT_CTL_PING:
+        break; /* heard_ms is updated on every read */
     default:
         px_log("unexpected control message %u", hdr->type);
         break;
@@ -557,6 +562,8 @@ int main(int argc, char **argv)
             connect_port = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--index") == 0 && i + 1 < argc) {
             index = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--heartbeat") == 0 && i + 1 < argc) {
+            px.heartbeat_ms = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc) {
             host_label = argv[++i];
         }
@@ -572,6 +579,7 @@ int main(int argc, char **argv)
                         "(weft-proxy is run by mpiexec, not by hand)\n");
         return 2;
     }
+    px.heard_ms = weft_now_ms();
     /* mpiexec gone -> SIGTERM to us -> we kill every rank. */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     weft_fd_set_cloexec(ctl_fd, 1);
@@ -615,6 +623,11 @@ int main(int argc, char **argv)
             long long left = px.drain_deadline - weft_now_ms();
             timeout        = left > 0 ? (int)left : 0;
         }
+        if (px.heartbeat_ms > 0) {
+            long long left = px.next_ping - weft_now_ms();
+            left           = left > 0 ? left : 0;
+            timeout        = timeout >= 0 && timeout < left ? timeout : (int)left;
+        }
         if (poll(pfds, (nfds_t)n, timeout) < 0 && errno != EINTR) {
             px_emergency_exit();
         }
@@ -632,6 +645,9 @@ int main(int argc, char **argv)
         }
         if (pfds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
             int rc = weft_ctl_read(&px.ctl);
+            if (rc > 0) {
+                px.heard_ms = weft_now_ms();
+            }
             for (;;) {
                 weft_ctl_hdr_t hdr;
                 char          *payload;
@@ -670,6 +686,15 @@ int main(int argc, char **argv)
         free(pfds);
 
         now = weft_now_ms();
+        if (px.heartbeat_ms > 0 && now >= px.next_ping) {
+            px.next_ping = now + px.heartbeat_ms / 4;
+            if (now - px.heard_ms > px.heartbeat_ms) {
+                px_log("lost contact with mpiexec (silent for %d s); ending this host's ranks",
+                       px.heartbeat_ms / 1000);
+                px_emergency_exit();
+            }
+            px_send(WEFT_CTL_PING, 0, 0, NULL, 0);
+        }
         if (px.drain_deadline > 0 && now >= px.drain_deadline && !px_finished()) {
             /* Rank children still hold the output pipes: end them. */
             px_signal_all(SIGKILL);

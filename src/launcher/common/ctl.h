@@ -26,7 +26,8 @@ typedef enum {
     WEFT_CTL_ABORT,     /* p->m  a0 rank, a1 exit code; payload: message           */
     WEFT_CTL_EXIT,      /* p->m  a0 rank, a1 wait status; payload "pid init fin"   */
     WEFT_CTL_SIGNAL,    /* m->p  a0 signal for every rank's process group          */
-    WEFT_CTL_DONE       /* p->m  every local rank is reaped; proxy exits           */
+    WEFT_CTL_DONE,      /* p->m  every local rank is reaped; proxy exits           */
+    WEFT_CTL_PING       /* both  remote links only: "still here" (heartbeat)       */
 } weft_ctl_type_t;
 
 typedef struct {
