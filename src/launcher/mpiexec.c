@@ -25,6 +25,7 @@
 #include "common/hosts.h"
 #include "common/job.h"
 #include "common/listener.h"
+#include "common/tree.h"
 #include "util/tunables.h"
 #include "weft_build_config.h"
 
@@ -57,6 +58,8 @@ typedef struct {
     int             connected; /* remote: passed the secret challenge */
     long long       heard_ms;  /* remote: last byte received (heartbeat) */
     long long       term_ms;   /* remote: when we asked its launcher to end, 0 = not yet */
+    int             pos;       /* remote: position in the proxy tree (tree.h); -1 local */
+    int             late_done; /* remote: exited 0 before its relayed DONE arrived */
     pid_t           pid;       /* the proxy, or for remote hosts the launcher command */
     weft_ctl_conn_t ctl;
     int             ready;
@@ -93,6 +96,11 @@ static struct {
     weft_secret_t       secret;
     weft_listener_t     listener;
     int                 heartbeat_ms; /* silence that ends the job, 0 without remote hosts */
+    int                 degree;       /* proxy tree fan-out (WEFT_MT_DEGREE) */
+    int                 nremote;
+    int                *pos_proxy;    /* tree position -> proxy index */
+    int                 ndirect;      /* connections mpiexec itself holds */
+    long long           killed_ms;
     long long           next_ping;
     weft_host_t        *hosts;
     int                 nhosts;
@@ -638,6 +646,31 @@ static char **mp_build_env(int *n_p)
     return env;
 }
 
+/* To proxy p: directly, or down the tree in a TO envelope via its root. */
+static int mp_send_to(int p, int type, int a0, int a1, const void *data, size_t len)
+{
+    mp_proxy_t *px = &mp.proxies[p];
+    weft_buf_t  env = {0};
+    int         root, rc;
+
+    if (px->ctl.fd >= 0) {
+        return weft_ctl_send(&px->ctl, type, a0, a1, data, len);
+    }
+    if (px->is_local || px->pos < 0) {
+        return -1;
+    }
+    root = weft_tree_route(-1, px->pos, mp.degree);
+    if (root < 0 || mp.proxies[mp.pos_proxy[root]].ctl.fd < 0 ||
+        weft_ctl_encode(&env, type, a0, a1, data, len) != 0) {
+        weft_buf_free(&env);
+        return -1;
+    }
+    rc = weft_ctl_send(&mp.proxies[mp.pos_proxy[root]].ctl, WEFT_CTL_TO, px->pos, 0, env.data,
+                       env.len);
+    weft_buf_free(&env);
+    return rc;
+}
+
 static void mp_signal_all(int sig)
 {
     for (int p = 0; p < mp.nproxies; p++) {
@@ -651,8 +684,9 @@ static void mp_signal_all(int sig)
         }
     }
     if (sig == SIGKILL) {
-        mp.killed  = 1;
-        mp.kill_at = 0;
+        mp.killed    = 1;
+        mp.kill_at   = 0;
+        mp.killed_ms = weft_now_ms();
     }
 }
 
@@ -693,6 +727,9 @@ static void mp_fail(int code, int sig, const char *fmt, ...)
 
 static void mp_reap_proxies(void);
 static void mp_handle(int p, const weft_ctl_hdr_t *hdr, const char *payload);
+static void mp_send_job(int p);
+static void mp_launch_remote(int p, const char *addr, int port);
+static void mp_end_launcher(mp_proxy_t *px);
 
 static void mp_emit_line(int rank, int stream, const char *data, size_t len)
 {
@@ -838,7 +875,9 @@ static void mp_start_ranks(void)
         fflush(stdout);
     }
     for (int p = 0; p < mp.nproxies; p++) {
-        weft_ctl_send(&mp.proxies[p].ctl, WEFT_CTL_GO, 0, 0, NULL, 0);
+        if (mp.proxies[p].ctl.fd >= 0) { /* proxies pass GO down their tree */
+            weft_ctl_send(&mp.proxies[p].ctl, WEFT_CTL_GO, 0, 0, NULL, 0);
+        }
     }
     mp.go_sent = 1;
 }
@@ -883,10 +922,13 @@ static void mp_handle(int p, const weft_ctl_hdr_t *hdr, const char *payload)
         break;
     case WEFT_CTL_FENCE_IN:
         weft_buf_append(&mp.fence_buf, payload, hdr->len);
-        if (++mp.fence_count == mp.nproxies) {
+        /* One FENCE_IN per direct connection: tree roots bring their subtree's. */
+        if (++mp.fence_count == mp.ndirect) {
             for (int q = 0; q < mp.nproxies; q++) {
-                weft_ctl_send(&mp.proxies[q].ctl, WEFT_CTL_FENCE_OUT, 0, 0, mp.fence_buf.data,
-                              mp.fence_buf.len);
+                if (mp.proxies[q].ctl.fd >= 0) {
+                    weft_ctl_send(&mp.proxies[q].ctl, WEFT_CTL_FENCE_OUT, 0, 0,
+                                  mp.fence_buf.data, mp.fence_buf.len);
+                }
             }
             mp.fence_buf.len = 0;
             mp.fence_count   = 0;
@@ -901,6 +943,34 @@ static void mp_handle(int p, const weft_ctl_hdr_t *hdr, const char *payload)
         break;
     case WEFT_CTL_DONE:
         px->done = 1;
+        break;
+    case WEFT_CTL_HELLO:
+        /* A remote proxy is up and authenticated: give it its job, and
+         * start its children, which connect to it (a0 = its port). */
+        if (px->is_local || px->connected) {
+            break;
+        }
+        px->connected = 1;
+        px->heard_ms  = weft_now_ms();
+        if (mp.verbose) {
+            mp_msg("mpiexec: weft-proxy on host %s (tree position %d) is up", px->host, px->pos);
+        }
+        mp_send_job(p);
+        if (hdr->a0 > 0 && !mp.failed) {
+            int first = weft_tree_first_child(px->pos, mp.degree);
+            int n     = weft_tree_nchildren(px->pos, mp.degree, mp.nremote);
+            for (int c = first; c < first + n && !mp.failed; c++) {
+                mp_launch_remote(mp.pos_proxy[c], payload, hdr->a0);
+            }
+        }
+        break;
+    case WEFT_CTL_LOST:
+        if (!px->done) {
+            px->done = 1;
+            mp_fail(1, SIGKILL, "mpiexec: error: lost the connection to weft-proxy on host %s",
+                    px->host);
+            mp_end_launcher(px);
+        }
         break;
     default:
         break;
@@ -951,11 +1021,11 @@ static void mp_read_stdin(void)
     }
     if (n <= 0) {
         mp.stdin_open = 0;
-        weft_ctl_send(&mp.proxies[p0].ctl, WEFT_CTL_STDIN, 0, 0, NULL, 0);
+        mp_send_to(p0, WEFT_CTL_STDIN, 0, 0, NULL, 0);
         return;
     }
     mp.stdin_outstanding += n;
-    weft_ctl_send(&mp.proxies[p0].ctl, WEFT_CTL_STDIN, 0, 0, chunk, (size_t)n);
+    mp_send_to(p0, WEFT_CTL_STDIN, 0, 0, chunk, (size_t)n);
 }
 
 static int mp_all_done(void)
@@ -987,7 +1057,26 @@ static void mp_drain_proxy(int p)
         if (weft_ctl_next(&px->ctl, &hdr, &payload) != 1) {
             break;
         }
-        mp_handle(p, &hdr, payload);
+        if (hdr.type == WEFT_CTL_FROM) {
+            /* From a proxy in p's subtree (or p itself): act as if it came
+             * straight from that proxy. */
+            weft_ctl_hdr_t inner;
+            const char    *body;
+            if (hdr.a0 >= 0 && hdr.a0 < mp.nremote &&
+                weft_ctl_decode(payload, hdr.len, &inner, &body) == 0) {
+                int   origin = mp.pos_proxy[hdr.a0];
+                char *copy   = malloc(inner.len + 1);
+                if (copy != NULL) {
+                    memcpy(copy, body, inner.len);
+                    copy[inner.len]              = '\0';
+                    mp.proxies[origin].heard_ms = weft_now_ms();
+                    mp_handle(origin, &inner, copy);
+                    free(copy);
+                }
+            }
+        } else {
+            mp_handle(p, &hdr, payload);
+        }
         free(payload);
     }
     if (rd <= 0) {
@@ -1025,6 +1114,11 @@ static void mp_reap_proxies(void)
                         "weft-proxy connected back",
                         px->host, mp.launcher, WIFSIGNALED(status) ? "signal" : "exit code",
                         WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+            } else if (!px->done && !px->is_local && WIFEXITED(status) &&
+                       WEXITSTATUS(status) == 0) {
+                /* A clean exit whose DONE is still on its way up the tree:
+                 * judged when the job's connections have drained. */
+                px->late_done = 1;
             } else if (!px->done) {
                 /* Died without saying goodbye: its ranks died with it
                  * (parent-death signal); end the rest of the job. */
@@ -1070,7 +1164,7 @@ static void mp_send_job(int p)
     char *saved0   = job.argv[0];
     job.argv[0]    = mp.prog_path;
     if (weft_job_pack(&job, &packed) != 0 ||
-        weft_ctl_send(&px->ctl, WEFT_CTL_JOB, 0, 0, packed.data, packed.len) != 0) {
+        mp_send_to(p, WEFT_CTL_JOB, 0, 0, packed.data, packed.len) != 0) {
         mp_msg("mpiexec: error: cannot send the job to the proxy on %s", px->host);
         mp.failed    = 1;
         mp.exit_code = 1;
@@ -1083,22 +1177,24 @@ static void mp_send_job(int p)
     }
 }
 
-/* A remote proxy proved the secret: index says which one. */
+/* A tree root proved the secret: index is its tree position. Its HELLO
+ * follows on the connection. */
 static int mp_on_remote_conn(void *ctx, int fd, unsigned index)
 {
     (void)ctx;
-    if (index >= (unsigned)mp.nproxies || mp.proxies[index].is_local ||
-        mp.proxies[index].connected || mp.failed) {
+    if (index >= (unsigned)mp.nremote || weft_tree_parent((int)index, mp.degree) != -1 ||
+        mp.failed) {
         return -1;
     }
-    mp_proxy_t *px = &mp.proxies[index];
-    px->connected  = 1;
-    px->heard_ms   = weft_now_ms();
+    mp_proxy_t *px = &mp.proxies[mp.pos_proxy[index]];
+    if (px->ctl.fd >= 0 || px->ctl.eof) {
+        return -1;
+    }
+    px->heard_ms = weft_now_ms();
     weft_ctl_conn_init(&px->ctl, fd);
     if (mp.verbose) {
         mp_msg("mpiexec: weft-proxy on host %s connected and authenticated", px->host);
     }
-    mp_send_job((int)index);
     return 0;
 }
 
@@ -1113,9 +1209,26 @@ static void mp_open_listener(void)
     char err[512];
     int  remote = 0;
 
-    for (int p = 0; p < mp.nproxies; p++) {
-        remote |= !mp.proxies[p].is_local;
+    mp.pos_proxy = calloc((size_t)mp.nproxies, sizeof(int));
+    if (mp.pos_proxy == NULL) {
+        mp_die(1, "out of memory");
     }
+    mp.degree = weft_tunables.MT_DEGREE;
+    if (mp.degree < 1) {
+        mp_die(MP_EXIT_USAGE, "WEFT_MT_DEGREE must be at least 1, got %d", mp.degree);
+    }
+    for (int p = 0; p < mp.nproxies; p++) {
+        mp_proxy_t *px = &mp.proxies[p];
+        px->ctl.fd     = -1;
+        px->pos        = px->is_local ? -1 : mp.nremote++;
+        if (px->is_local) {
+            mp.ndirect++;
+        } else {
+            mp.pos_proxy[px->pos] = p;
+        }
+    }
+    mp.ndirect += mp.nremote < mp.degree ? mp.nremote : mp.degree;
+    remote = mp.nremote > 0;
     if (!remote) {
         return; /* listen only where the job needs it */
     }
@@ -1165,19 +1278,77 @@ static void mp_heartbeat(long long now)
         if (px->term_ms > 0 && !px->reaped && now - px->term_ms > MP_KILL_GRACE_MS) {
             kill(-px->pid, SIGKILL);
         }
-        if (px->is_local || !px->connected || px->done || px->ctl.fd < 0 || px->ctl.eof) {
+        if (px->is_local || !px->connected || px->done) {
             continue;
         }
-        weft_ctl_send(&px->ctl, WEFT_CTL_PING, 0, 0, NULL, 0);
+        if (px->ctl.fd >= 0 && !px->ctl.eof) { /* roots pass it down */
+            weft_ctl_send(&px->ctl, WEFT_CTL_PING, 0, 0, NULL, 0);
+        }
         if (now - px->heard_ms > mp.heartbeat_ms) {
             px->done = 1;
             mp_fail(1, SIGKILL,
                     "mpiexec: error: lost contact with weft-proxy on host %s (silent for %d s: "
                     "host or link down)",
                     px->host, mp.heartbeat_ms / 1000);
-            weft_ctl_conn_fini(&px->ctl);
+            if (px->ctl.fd >= 0) {
+                weft_ctl_conn_fini(&px->ctl);
+            }
             px->ctl.eof = 1;
             mp_end_launcher(px);
+        }
+    }
+    /* Safety net: a remote proxy still running well after the job was
+     * killed (say a child whose parent is gone) is ended from here. */
+    for (int p = 0; mp.killed && p < mp.nproxies; p++) {
+        if (!mp.proxies[p].is_local && now - mp.killed_ms > 3 * MP_KILL_GRACE_MS / 2) {
+            mp_end_launcher(&mp.proxies[p]);
+        }
+    }
+}
+
+/* Start remote proxy p; it connects to addr:port (mpiexec for tree roots,
+ * its parent proxy otherwise) and proves the job secret, which it reads from
+ * the launcher's stdin. */
+static void mp_launch_remote(int p, const char *addr, int port)
+{
+    mp_proxy_t *px = &mp.proxies[p];
+    char        ports[16], index[16], beat[16], degree[16], count[16], err[512];
+    char        secret_line[2 * WEFT_AUTH_SECRET_LEN + 2];
+    char       *proxy_argv[] = {mp.proxy_path, "--connect", (char *)addr, ports, "--index", index,
+                                "--tree",      degree,      count,        "--host", px->host,
+                                "--heartbeat", beat,        NULL};
+
+    snprintf(ports, sizeof(ports), "%d", port);
+    snprintf(index, sizeof(index), "%d", px->pos);
+    snprintf(degree, sizeof(degree), "%d", mp.degree);
+    snprintf(count, sizeof(count), "%d", mp.nremote);
+    snprintf(beat, sizeof(beat), "%d", mp.heartbeat_ms);
+    weft_secret_to_hex(&mp.secret, secret_line);
+    strcat(secret_line, "\n");
+    if (weft_bootstrap_launch_remote(px->host, mp.launcher, proxy_argv, secret_line, &px->pid,
+                                     err, sizeof(err)) != 0) {
+        mp_msg("mpiexec: error: %s", err);
+        mp_abandon_proxies();
+    } else if (mp.verbose) {
+        mp_msg("mpiexec: started weft-proxy on host %s via '%s' (pid %d), connecting to %s:%d",
+               px->host, mp.launcher, (int)px->pid, addr, port);
+    }
+    memset(secret_line, 0, sizeof(secret_line));
+}
+
+/* After every proxy has exited: read what the remote links still hold
+ * (DONEs relayed up the tree), for at most a second. */
+static void mp_drain_remote_links(void)
+{
+    long long deadline = weft_now_ms() + 1000;
+
+    for (int p = 0; p < mp.nproxies; p++) {
+        mp_proxy_t *px = &mp.proxies[p];
+        while (!px->is_local && px->ctl.fd >= 0 && !px->ctl.eof && weft_now_ms() < deadline) {
+            struct pollfd pfd = {.fd = px->ctl.fd, .events = POLLIN};
+            if (poll(&pfd, 1, 50) > 0) {
+                mp_drain_proxy(p);
+            }
         }
     }
 }
@@ -1185,15 +1356,12 @@ static void mp_heartbeat(long long now)
 static void mp_launch(void)
 {
     char err[512];
-    char secret_line[2 * WEFT_AUTH_SECRET_LEN + 2];
 
     mp_jobspec.mapping = mp_mapping();
     mp_jobspec.env     = mp_build_env(&mp_jobspec.nenv);
     if (getcwd(mp_jobspec.cwd, sizeof(mp_jobspec.cwd)) == NULL) {
         mp_jobspec.cwd[0] = '\0';
     }
-    weft_secret_to_hex(&mp.secret, secret_line);
-    strcat(secret_line, "\n");
     for (int p = 0; p < mp.nproxies && !mp.failed; p++) {
         mp_proxy_t *px = &mp.proxies[p];
         int         fd;
@@ -1210,25 +1378,10 @@ static void mp_launch(void)
             mp_send_job(p);
             continue;
         }
-        char port[16], index[16], beat[16];
-        char *proxy_argv[] = {mp.proxy_path, "--connect", mp.listener.addr, port, "--index", index,
-                              "--host", px->host, "--heartbeat", beat, NULL};
-        snprintf(port, sizeof(port), "%d", mp.listener.port);
-        snprintf(beat, sizeof(beat), "%d", mp.heartbeat_ms);
-        snprintf(index, sizeof(index), "%d", p);
-        px->ctl.fd = -1;
-        if (weft_bootstrap_launch_remote(px->host, mp.launcher, proxy_argv, secret_line,
-                                         &px->pid, err, sizeof(err)) != 0) {
-            mp_msg("mpiexec: error: %s", err);
-            mp_abandon_proxies();
-            break;
-        }
-        if (mp.verbose) {
-            mp_msg("mpiexec: started weft-proxy on host %s via '%s' (pid %d)", px->host,
-                   mp.launcher, (int)px->pid);
+        if (px->pos < mp.degree) {
+            mp_launch_remote(p, mp.listener.addr, mp.listener.port);
         }
     }
-    memset(secret_line, 0, sizeof(secret_line));
 }
 
 int main(int argc, char **argv)
@@ -1405,6 +1558,13 @@ int main(int argc, char **argv)
                         px->host);
                 mp_end_launcher(px);
             }
+        }
+    }
+    mp_drain_remote_links();
+    for (int p = 0; p < mp.nproxies; p++) {
+        if (mp.proxies[p].late_done && !mp.proxies[p].done) {
+            mp_fail(1, SIGKILL, "mpiexec: error: weft-proxy on host %s ended without reporting "
+                    "its ranks' end", mp.proxies[p].host);
         }
     }
     for (int r = 0; r < mp.np; r++) {

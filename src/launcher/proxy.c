@@ -14,7 +14,9 @@
 #include "common/buf.h"
 #include "common/ctl.h"
 #include "common/job.h"
+#include "common/listener.h"
 #include "common/pmi_server.h"
+#include "common/tree.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -65,6 +67,28 @@ static struct {
     long long           next_ping;
     int                 started;
 } px = {.stdin_fd = -1, .sigpipe = {-1, -1}};
+
+/* Child proxies in the tree (remote proxies with children only). */
+typedef struct {
+    int             pos;
+    int             connected;
+    int             fenced; /* its subtree's FENCE_IN of this round arrived */
+    int             done;   /* its DONE passed through, or it was lost */
+    weft_ctl_conn_t ctl;
+} proxy_kid_t;
+
+static struct {
+    int             pos;    /* among remote proxies; -1: local, talks to mpiexec directly */
+    int             degree;
+    int             count;
+    weft_secret_t   secret;
+    weft_listener_t lis;
+    proxy_kid_t    *kids;
+    int             nkids;
+    int             nfenced;
+    int             own_fenced;
+    weft_buf_t      fence_buf;
+} tree = {.pos = -1, .lis = {.fd = -1}};
 
 /* Remote hosts only (px_guard): write end to the guard, and the guarded pid. */
 static int   px_guard_fd = -1;
@@ -145,17 +169,51 @@ static void px_emergency_exit(void)
     _exit(1);
 }
 
-static void px_send(int type, int a0, int a1, const void *data, size_t len)
+/* Upstream (towards mpiexec) as is. */
+static void px_send_up(int type, int a0, int a1, const void *data, size_t len)
 {
     if (weft_ctl_send(&px.ctl, type, a0, a1, data, len) != 0) {
         px_emergency_exit();
     }
 }
 
+/* A message of ours for mpiexec: in a FROM envelope when we are in the tree. */
+static void px_send(int type, int a0, int a1, const void *data, size_t len)
+{
+    weft_buf_t inner = {0};
+
+    if (tree.pos < 0) {
+        px_send_up(type, a0, a1, data, len);
+        return;
+    }
+    if (weft_ctl_encode(&inner, type, a0, a1, data, len) != 0) {
+        px_emergency_exit();
+    }
+    px_send_up(WEFT_CTL_FROM, tree.pos, 0, inner.data, inner.len);
+    weft_buf_free(&inner);
+}
+
+/* Our ranks' puts and every child subtree's are in: one FENCE_IN upwards. */
+static void px_fence_check(void)
+{
+    if (!tree.own_fenced || tree.nfenced < tree.nkids) {
+        return;
+    }
+    px_send_up(WEFT_CTL_FENCE_IN, 0, 0, tree.fence_buf.data, tree.fence_buf.len);
+    tree.fence_buf.len = 0;
+    tree.own_fenced    = 0;
+    tree.nfenced       = 0;
+    for (int k = 0; k < tree.nkids; k++) {
+        tree.kids[k].fenced = 0;
+    }
+}
+
 static void px_on_fence(void *ctx, const char *puts, size_t len)
 {
     (void)ctx;
-    px_send(WEFT_CTL_FENCE_IN, 0, 0, puts, len);
+    weft_buf_append(&tree.fence_buf, puts, len);
+    tree.own_fenced = 1;
+    px_fence_check();
 }
 
 static void px_on_abort(void *ctx, int rank, int code, const char *msg)
@@ -427,6 +485,111 @@ static int px_start_ranks(void)
     return 0;
 }
 
+static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload);
+
+/* From upstream: deliver, route down the tree, or broadcast. */
+static void px_dispatch(const weft_ctl_hdr_t *hdr, const char *payload)
+{
+    if (hdr->type == WEFT_CTL_TO) {
+        weft_ctl_hdr_t inner;
+        const char    *body;
+        if (weft_ctl_decode(payload, hdr->len, &inner, &body) != 0) {
+            px_log("malformed envelope from upstream");
+            return;
+        }
+        if (hdr->a0 == tree.pos) {
+            char *copy = malloc(inner.len + 1);
+            if (copy == NULL) {
+                px_emergency_exit();
+            }
+            memcpy(copy, body, inner.len);
+            copy[inner.len] = '\0';
+            px_handle_ctl(&inner, copy);
+            free(copy);
+            return;
+        }
+        int via = weft_tree_route(tree.pos, hdr->a0, tree.degree);
+        for (int k = 0; k < tree.nkids; k++) {
+            if (tree.kids[k].pos == via && tree.kids[k].connected) {
+                weft_ctl_send(&tree.kids[k].ctl, WEFT_CTL_TO, hdr->a0, 0, payload, hdr->len);
+            }
+        }
+        return;
+    }
+    if (hdr->type == WEFT_CTL_GO || hdr->type == WEFT_CTL_SIGNAL ||
+        hdr->type == WEFT_CTL_FENCE_OUT || hdr->type == WEFT_CTL_PING) {
+        for (int k = 0; k < tree.nkids; k++) {
+            if (tree.kids[k].connected && !tree.kids[k].done) {
+                weft_ctl_send(&tree.kids[k].ctl, (int)hdr->type, hdr->a0, hdr->a1, payload,
+                              hdr->len);
+            }
+        }
+    }
+    px_handle_ctl(hdr, payload);
+}
+
+/* A child proxy proved the secret at our listener. */
+static int px_on_kid_conn(void *ctx, int fd, unsigned index)
+{
+    (void)ctx;
+    for (int k = 0; k < tree.nkids; k++) {
+        if ((unsigned)tree.kids[k].pos == index && !tree.kids[k].connected) {
+            tree.kids[k].connected = 1;
+            weft_ctl_conn_init(&tree.kids[k].ctl, fd);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void px_on_kid_refused(void *ctx, const char *text)
+{
+    (void)ctx;
+    px_log("%s", text);
+}
+
+/* Everything a child proxy sent: pass its envelopes up, merge its fences. */
+static void px_kid_input(proxy_kid_t *kid)
+{
+    int rd = weft_ctl_read(&kid->ctl);
+
+    for (;;) {
+        weft_ctl_hdr_t hdr;
+        char          *payload;
+        if (weft_ctl_next(&kid->ctl, &hdr, &payload) != 1) {
+            break;
+        }
+        if (hdr.type == WEFT_CTL_FENCE_IN) {
+            weft_buf_append(&tree.fence_buf, payload, hdr.len);
+            if (!kid->fenced) {
+                kid->fenced = 1;
+                tree.nfenced++;
+            }
+            px_fence_check();
+        } else if (hdr.type == WEFT_CTL_FROM) {
+            weft_ctl_hdr_t inner;
+            const char    *body;
+            if (hdr.a0 == kid->pos && weft_ctl_decode(payload, hdr.len, &inner, &body) == 0 &&
+                inner.type == WEFT_CTL_DONE) {
+                kid->done = 1;
+            }
+            px_send_up(WEFT_CTL_FROM, hdr.a0, hdr.a1, payload, hdr.len);
+        }
+        free(payload);
+    }
+    if (rd <= 0) {
+        if (!kid->done) {
+            weft_buf_t inner = {0};
+            weft_ctl_encode(&inner, WEFT_CTL_LOST, 0, 0, NULL, 0);
+            px_send_up(WEFT_CTL_FROM, kid->pos, 0, inner.data, inner.len);
+            weft_buf_free(&inner);
+        }
+        kid->done = 1;
+        weft_ctl_conn_fini(&kid->ctl);
+        kid->ctl.fd = -1;
+    }
+}
+
 static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload)
 {
     char err[512];
@@ -502,6 +665,11 @@ static int px_finished(void)
 {
     if (!px.started || px.nlive > 0) {
         return 0;
+    }
+    for (int k = 0; k < tree.nkids; k++) {
+        if (!tree.kids[k].done || tree.kids[k].ctl.fd >= 0) {
+            return 0;
+        }
     }
     for (int i = 0; i < px.job.nlocal; i++) {
         if (px.ranks[i].fds[0] >= 0 || px.ranks[i].fds[1] >= 0) {
@@ -653,10 +821,12 @@ static int px_connect_back(const char *host, int port, int index, const char *la
     }
     fd = weft_auth_connect(host, port, &secret, (uint32_t)index,
                            (int)(deadline - weft_now_ms()), err, sizeof(err));
+    tree.secret = secret; /* our children prove it to us */
     memset(&secret, 0, sizeof(secret));
     memset(line, 0, sizeof(line));
     if (fd < 0) {
-        px_log("host %s: cannot reach mpiexec: %s", label, err);
+        px_log("host %s: cannot reach %s: %s", label,
+               weft_tree_parent(index, tree.degree) < 0 ? "mpiexec" : "its parent weft-proxy", err);
     }
     return fd;
 }
@@ -679,6 +849,9 @@ int main(int argc, char **argv)
             connect_port = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--index") == 0 && i + 1 < argc) {
             index = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--tree") == 0 && i + 2 < argc) {
+            tree.degree = atoi(argv[++i]);
+            tree.count  = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--heartbeat") == 0 && i + 1 < argc) {
             px.heartbeat_ms = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc) {
@@ -686,10 +859,29 @@ int main(int argc, char **argv)
         }
     }
     if (connect_host != NULL && index >= 0) {
+        char err[512];
         px_guard();
+        if (tree.degree < 1) {
+            tree.degree = 1;
+        }
         ctl_fd = px_connect_back(connect_host, connect_port, index, host_label);
         if (ctl_fd < 0) {
             return 1;
+        }
+        tree.pos   = index;
+        tree.nkids = weft_tree_nchildren(index, tree.degree, tree.count);
+        if (tree.nkids > 0) {
+            /* Our children connect to us: listen only when we have some. */
+            tree.kids = calloc((size_t)tree.nkids, sizeof(*tree.kids));
+            if (tree.kids == NULL ||
+                weft_listener_open(&tree.lis, NULL, &tree.secret, err, sizeof(err)) != 0) {
+                px_log("host %s: %s", host_label, tree.kids ? err : "out of memory");
+                return 1;
+            }
+            for (int k = 0; k < tree.nkids; k++) {
+                tree.kids[k].pos    = weft_tree_first_child(index, tree.degree) + k;
+                tree.kids[k].ctl.fd = -1;
+            }
         }
     }
     if (ctl_fd < 0 || fcntl(ctl_fd, F_GETFD) < 0) {
@@ -702,6 +894,10 @@ int main(int argc, char **argv)
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     weft_fd_set_cloexec(ctl_fd, 1);
     weft_ctl_conn_init(&px.ctl, ctl_fd);
+    if (tree.pos >= 0) {
+        px_send(WEFT_CTL_HELLO, tree.lis.fd >= 0 ? tree.lis.port : 0, 0, tree.lis.addr,
+                tree.lis.fd >= 0 ? strlen(tree.lis.addr) : 0);
+    }
 
     if (pipe2(px.sigpipe, O_CLOEXEC | O_NONBLOCK) != 0) {
         return 1;
@@ -720,7 +916,8 @@ int main(int argc, char **argv)
         int       n = 0, timeout = -1;
         long long now;
 
-        maxfds = 3 + (px.job.nlocal > 0 ? 3 * px.job.nlocal : 0) + 1;
+        int nlis = weft_listener_nfds(&tree.lis), tree_base;
+        maxfds   = 3 + (px.job.nlocal > 0 ? 3 * px.job.nlocal : 0) + 1 + nlis + tree.nkids;
         pfds   = calloc((size_t)maxfds, sizeof(*pfds));
         if (pfds == NULL) {
             px_emergency_exit();
@@ -736,6 +933,18 @@ int main(int argc, char **argv)
             pfds[n++] = (struct pollfd){.fd = throttle ? -1 : px.ranks[i].fds[0], .events = POLLIN};
             pfds[n++] = (struct pollfd){.fd = throttle ? -1 : px.ranks[i].fds[1], .events = POLLIN};
             pfds[n++] = (struct pollfd){.fd = c->fd, .events = POLLIN | (c->out.len ? POLLOUT : 0)};
+        }
+        tree_base = n;
+        for (int k = 0; k < tree.nkids; k++) {
+            proxy_kid_t *kid = &tree.kids[k];
+            pfds[n++] = (struct pollfd){.fd     = kid->ctl.fd,
+                                        .events = POLLIN | (kid->ctl.out.len ? POLLOUT : 0)};
+        }
+        weft_listener_fill(&tree.lis, &pfds[n]);
+        n += nlis;
+        if (nlis > 1) {
+            int left = weft_listener_timeout(&tree.lis);
+            timeout  = timeout >= 0 && timeout < left ? timeout : left;
         }
         if (px.drain_deadline > 0) {
             long long left = px.drain_deadline - weft_now_ms();
@@ -772,7 +981,7 @@ int main(int argc, char **argv)
                 if (weft_ctl_next(&px.ctl, &hdr, &payload) != 1) {
                     break;
                 }
-                px_handle_ctl(&hdr, payload);
+                px_dispatch(&hdr, payload);
                 free(payload);
             }
             if (rc <= 0) {
@@ -801,14 +1010,42 @@ int main(int argc, char **argv)
                 weft_pmi_server_flush(&px.srv, i);
             }
         }
+        for (int k = 0; k < tree.nkids; k++) {
+            proxy_kid_t *kid = &tree.kids[k];
+            short        ev  = pfds[tree_base + k].revents;
+            if (pfds[tree_base + k].fd < 0 || kid->ctl.fd < 0) {
+                continue;
+            }
+            if (ev & POLLOUT) {
+                weft_ctl_flush(&kid->ctl);
+            }
+            if (ev & (POLLIN | POLLHUP | POLLERR)) {
+                px_kid_input(kid);
+            }
+        }
+        if (nlis > 0) {
+            weft_listener_service(&tree.lis, &pfds[tree_base + tree.nkids], px_on_kid_conn,
+                                  px_on_kid_refused, NULL);
+            if (px.started && tree.lis.npending == 0) {
+                int all = 1;
+                for (int k = 0; k < tree.nkids; k++) {
+                    all &= tree.kids[k].connected;
+                }
+                if (all) {
+                    weft_listener_close(&tree.lis); /* every child is in: stop listening */
+                }
+            }
+        }
         free(pfds);
 
         now = weft_now_ms();
         if (px.heartbeat_ms > 0 && now >= px.next_ping) {
             px.next_ping = now + px.heartbeat_ms / 4;
-            if (now - px.heard_ms > px.heartbeat_ms) {
-                px_log("lost contact with mpiexec (silent for %d s); ending this host's ranks",
-                       px.heartbeat_ms / 1000);
+            /* 1.5x mpiexec's limit: mpiexec, which sees every host, speaks
+             * first and names the host that went silent. */
+            if (now - px.heard_ms > px.heartbeat_ms * 3 / 2) {
+                px_log("lost contact with mpiexec (silent for %d ms); ending this host's ranks",
+                       px.heartbeat_ms * 3 / 2);
                 px_emergency_exit();
             }
             px_send(WEFT_CTL_PING, 0, 0, NULL, 0);

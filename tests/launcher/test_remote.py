@@ -2,7 +2,8 @@
 # Copyright (c) 2026 The Weft authors
 """Remote start across network namespaces standing in for hosts.
 
-The module creates 3 namespaces, each with its own address in a private
+Proxies form a tree (WEFT_MT_DEGREE); every test runs as a chain (degree 1)
+and flat. The module creates 3 namespaces, each with its own address in a private
 10.66.N.0/24 range, joined by a bridge that carries mpiexec's address, and
 removes them afterwards. Proxies start with WEFT_LAUNCHER_CMD='ip netns exec
 %h'. What is asserted is the launcher's own behaviour: output, exit codes,
@@ -83,8 +84,19 @@ def clean(marker):
     assert not shm_entries() - before, f"/dev/shm left behind: {shm_entries() - before}"
 
 
+TREE = {"degree": "32"}
+
+
+@pytest.fixture(autouse=True, params=["1", "32"], ids=["chain", "flat"])
+def tree_degree(request):
+    """Every test runs with the proxies as a chain (WEFT_MT_DEGREE=1: the
+    deepest tree, every message relayed) and flat (all children of mpiexec)."""
+    TREE["degree"] = request.param
+    yield request.param
+
+
 def env(extra=None):
-    e = {"WEFT_LAUNCHER_CMD": "ip netns exec %h"}
+    e = {"WEFT_LAUNCHER_CMD": "ip netns exec %h", "WEFT_MT_DEGREE": TREE["degree"]}
     e.update(extra or {})
     return e
 
