@@ -14,6 +14,7 @@
  *     failure (exit 1), since its peers could otherwise wait forever
  *   - -timeout                              -> 124
  *   - SIGINT/SIGTERM/SIGHUP to mpiexec      -> forwarded; 128+signal
+ *   - SIGUSR1/SIGUSR2 to mpiexec            -> forwarded to every rank; the job goes on
  * On any failure every rank's process group is killed (SIGKILL; user signals
  * and timeouts get the signal first and SIGKILL after a grace period).
  */
@@ -1399,6 +1400,14 @@ int main(int argc, char **argv)
     if (mp.timeout == 0 && (envto = getenv("MPIEXEC_TIMEOUT")) != NULL && *envto != '\0') {
         mp.timeout = mp_parse_count("MPIEXEC_TIMEOUT", envto);
     }
+    if (mp.nhosts == 0 && getenv("SLURM_JOB_NODELIST") != NULL &&
+        getenv("SLURM_JOB_NODELIST")[0] != '\0') {
+        /* Inside an allocation: its nodes, unless -hosts/-f said otherwise. */
+        if (weft_hosts_parse_slurm(getenv("SLURM_JOB_NODELIST"), getenv("SLURM_TASKS_PER_NODE"),
+                                   &mp.hosts, &mp.nhosts, err, sizeof(err)) != 0) {
+            mp_die(MP_EXIT_USAGE, "%s", err);
+        }
+    }
     if (!mp.np_given && mp.nhosts > 0) {
         /* Like hydra: without -n, fill every slot of the given hosts. */
         mp.np = 0;
@@ -1428,6 +1437,8 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGUSR2, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
     mp_launch();
@@ -1493,6 +1504,11 @@ int main(int argc, char **argv)
             for (ssize_t s = 0; s < k; s++) {
                 if (sigs[s] == SIGCHLD) {
                     mp_reap_proxies();
+                } else if (sigs[s] == SIGUSR1 || sigs[s] == SIGUSR2) {
+                    /* For the ranks (checkpoint, report...): pass on, job goes on. */
+                    if (mp.go_sent && !mp.killed) {
+                        mp_signal_all(sigs[s]);
+                    }
                 } else {
                     mp_user_signal(sigs[s]);
                 }

@@ -162,7 +162,7 @@ def test_mpi_ring_3x2(launcher, hosts, clean):
     assert p.returncode == 0, p.stderr
 
 
-@pytest.mark.parametrize("form", ["hydra", "rsh", "ppn", "hosts"])
+@pytest.mark.parametrize("form", ["hydra", "rsh", "ppn", "hosts", "slurm"])
 def test_hostfile_forms(launcher, hosts, clean, tmp_path, form):
     hf = tmp_path / "hosts"
     if form == "hydra":
@@ -177,11 +177,18 @@ def test_hostfile_forms(launcher, hosts, clean, tmp_path, form):
         hf.write_text(f"{HOSTS[0]}\n{HOSTS[1]}\n")
         args = ["-f", str(hf), "-ppn", "2", "-n", "6"]
         expect = [0, 0, 1, 1, 0, 0]
-    else:
+    elif form == "hosts":
         args = ["-hosts", f"{HOSTS[1]},{HOSTS[2]}:2", "-n", "3"]
         expect = [1, 2, 2]
+    else:
+        # Inside a Slurm allocation without -hosts/-f: its compressed node
+        # list and tasks per node.
+        extra = {"SLURM_JOB_NODELIST": f"wft{TAG}h[0-2]", "SLURM_TASKS_PER_NODE": "2(x2),1"}
+        args = []
+        expect = [0, 0, 1, 1, 2]
     p = run(launcher, args + ["sh", "-c", 'echo "at $PMI_RANK $(ip -4 -o addr show eth0 | '
-                                         'awk \'{print $4}\')"'], clean)
+                                         'awk \'{print $4}\')"'], clean,
+            extra=extra if form == "slurm" else None)
     assert p.returncode == 0, p.stderr
     got = dict(re.findall(r"^at (\d+) (\S+)/24$", p.stdout, re.M))
     assert {int(k): v for k, v in got.items()} == {r: ADDR[HOSTS[h]]
@@ -271,6 +278,28 @@ def test_kill9_remote_proxy(launcher, hosts, clean):
             p.communicate()
     assert p.returncode != 0
     assert f"weft-proxy on host {HOSTS[2]}" in err, err
+
+
+def test_sigusr1_forwarded(launcher, hosts, clean):
+    script = ('trap "echo got usr1 $PMI_RANK; exit 0" USR1; echo ready $PMI_RANK; '
+              'while :; do sleep 0.1; done')
+    p = launcher.popen(["-iface", BRIDGE, "-hosts", hostlist(), "sh", "-c", script],
+                       env=env(), marker=clean)
+    try:
+        ready = 0
+        for line in p.stdout:
+            ready += line.startswith("ready ")
+            if ready == 6:
+                break
+        p.send_signal(signal.SIGUSR1)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 0, err
+    assert sorted(l for l in out.splitlines() if l.startswith("got")) == \
+        sorted(f"got usr1 {r}" for r in range(6)), out
 
 
 def test_link_down(launcher, hosts, clean):
