@@ -12,13 +12,13 @@
 #include "common/auth.h"
 #include "common/binding.h"
 #include "common/buf.h"
+#include "common/guard.h"
 #include "common/ctl.h"
 #include "common/job.h"
 #include "common/listener.h"
 #include "common/pmi_server.h"
 #include "common/tree.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -90,9 +90,8 @@ static struct {
     weft_buf_t      fence_buf;
 } tree = {.pos = -1, .lis = {.fd = -1}};
 
-/* Remote hosts only (px_guard): write end to the guard, and the guarded pid. */
-static int   px_guard_fd = -1;
-static pid_t px_guarded;
+/* Remote hosts only: where to tell the guard (guard.h) our job id. */
+static int px_guard_fd = -1;
 
 static void px_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -135,30 +134,9 @@ static void px_signal_all(int sig)
     }
 }
 
-static void cleanup_shm_of(const char *jobid)
-{
-    char           prefix[128];
-    DIR           *d = opendir("/dev/shm");
-    struct dirent *e;
-
-    if (d == NULL || jobid[0] == '\0') {
-        if (d) {
-            closedir(d);
-        }
-        return;
-    }
-    snprintf(prefix, sizeof(prefix), "weft-%s-", jobid);
-    while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
-            unlinkat(dirfd(d), e->d_name, 0);
-        }
-    }
-    closedir(d);
-}
-
 static void px_cleanup_shm(void)
 {
-    cleanup_shm_of(px.job.jobid);
+    weft_cleanup_shm(px.job.jobid);
 }
 
 /* mpiexec is gone: nobody can report or decide anything any more. */
@@ -679,107 +657,6 @@ static int px_finished(void)
     return 1;
 }
 
-/* Remote hosts: a guard process stays the proxy's parent. Nobody else on that
- * host can clean up if the proxy itself is killed (kill -9): the ranks die
- * with it (parent-death signal), their own children are reparented to the
- * guard (child subreaper), and the guard kills them and removes the job's
- * /dev/shm entries (the proxy tells it the job id through guard_fd). */
-
-static void guard_forward(int sig)
-{
-    if (px_guarded > 0) {
-        kill(px_guarded, sig);
-    }
-}
-
-/* Kill and reap every process reparented to us until none is left. */
-static void guard_sweep(void)
-{
-    long long deadline = weft_now_ms() + 2000;
-    pid_t     self     = getpid();
-
-    while (weft_now_ms() < deadline) {
-        int   found = 0;
-        DIR  *d     = opendir("/proc");
-        struct dirent *e;
-        while (d != NULL && (e = readdir(d)) != NULL) {
-            char  path[64], buf[512];
-            pid_t pid = (pid_t)atoi(e->d_name);
-            int   fd, ppid = 0;
-            if (pid <= 0) {
-                continue;
-            }
-            snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-            fd = open(path, O_RDONLY);
-            if (fd < 0) {
-                continue;
-            }
-            ssize_t n = read(fd, buf, sizeof(buf) - 1);
-            close(fd);
-            char *rp = n > 0 ? (buf[n] = '\0', strrchr(buf, ')')) : NULL;
-            if (rp != NULL && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == self) {
-                kill(-pid, SIGKILL);
-                kill(pid, SIGKILL);
-                found = 1;
-            }
-        }
-        if (d != NULL) {
-            closedir(d);
-        }
-        while (waitpid(-1, NULL, WNOHANG) > 0) {
-        }
-        if (!found && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD) {
-            return;
-        }
-        usleep(20000);
-    }
-}
-
-static void px_guard(void)
-{
-    int   pfd[2];
-    pid_t child;
-
-    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 || pipe2(pfd, O_CLOEXEC) != 0) {
-        return; /* run unguarded */
-    }
-    pid_t guard = getpid();
-    child       = fork();
-    if (child < 0) {
-        return;
-    }
-    if (child == 0) {
-        close(pfd[0]);
-        px_guard_fd = pfd[1];
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != guard) {
-            _exit(1);
-        }
-        return;
-    }
-    close(pfd[1]);
-    px_guarded = child;
-    struct sigaction sa = {.sa_handler = guard_forward};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    int status = 0;
-    for (;;) {
-        pid_t pid = waitpid(-1, &status, 0);
-        if (pid == child || (pid < 0 && errno != EINTR)) {
-            break;
-        }
-    }
-    char    jobid[64] = "";
-    ssize_t n         = read(pfd[0], jobid, sizeof(jobid) - 1);
-    jobid[n > 0 ? n : 0] = '\0';
-    guard_sweep();
-    cleanup_shm_of(jobid);
-    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-}
-
 /* Remote start: the job secret arrives on stdin (one hex line, from
  * mpiexec through the launcher command), then we dial mpiexec and prove we
  * know it. stdin is /dev/null afterwards. Returns the control fd or -1. */
@@ -860,7 +737,7 @@ int main(int argc, char **argv)
     }
     if (connect_host != NULL && index >= 0) {
         char err[512];
-        px_guard();
+        px_guard_fd = weft_guard_start();
         if (tree.degree < 1) {
             tree.degree = 1;
         }
