@@ -586,6 +586,20 @@ static void mp_place(void)
             }
         }
     }
+    /* Hosts that got no rank (-n below the slot count) get no proxy. */
+    int kept = 0;
+    for (int p = 0; p < mp.nproxies; p++) {
+        if (mp.proxies[p].nranks == 0) {
+            continue;
+        }
+        for (int k = 0; k < mp.proxies[p].nranks; k++) {
+            int rank                = mp.proxies[p].ranks[k];
+            mp.ranks[rank].proxy    = kept;
+            mp.node_of_rank[rank]   = kept;
+        }
+        mp.proxies[kept++] = mp.proxies[p];
+    }
+    mp.nproxies = kept;
 }
 
 /* PMI_process_mapping: one (node,1,count) block per run of ranks. */

@@ -162,7 +162,7 @@ def test_mpi_ring_3x2(launcher, hosts, clean):
     assert p.returncode == 0, p.stderr
 
 
-@pytest.mark.parametrize("form", ["hydra", "rsh", "ppn", "hosts", "slurm"])
+@pytest.mark.parametrize("form", ["hydra", "rsh", "ppn", "few", "hosts", "slurm"])
 def test_hostfile_forms(launcher, hosts, clean, tmp_path, form):
     hf = tmp_path / "hosts"
     if form == "hydra":
@@ -177,6 +177,10 @@ def test_hostfile_forms(launcher, hosts, clean, tmp_path, form):
         hf.write_text(f"{HOSTS[0]}\n{HOSTS[1]}\n")
         args = ["-f", str(hf), "-ppn", "2", "-n", "6"]
         expect = [0, 0, 1, 1, 0, 0]
+    elif form == "few":
+        # Fewer ranks than slots: hosts left without a rank get no proxy.
+        args = ["-hosts", hostlist(3, 4), "-n", "3"]
+        expect = [0, 0, 0]
     elif form == "hosts":
         args = ["-hosts", f"{HOSTS[1]},{HOSTS[2]}:2", "-n", "3"]
         expect = [1, 2, 2]
