@@ -119,6 +119,7 @@ static struct {
     int         nready;
     int         go_sent;
     int         fence_count;
+    int         fences_done;
     weft_buf_t  fence_buf;
 
     int       failed;
@@ -939,6 +940,10 @@ static void mp_handle(int p, const weft_ctl_hdr_t *hdr, const char *payload)
         weft_buf_append(&mp.fence_buf, payload, hdr->len);
         /* One FENCE_IN per direct connection: tree roots bring their subtree's. */
         if (++mp.fence_count == mp.ndirect) {
+            if (mp.verbose) {
+                mp_msg("mpiexec: fence %d: %d message(s) for %d host(s), %zu bytes of puts",
+                       ++mp.fences_done, mp.fence_count, mp.nproxies, mp.fence_buf.len);
+            }
             for (int q = 0; q < mp.nproxies; q++) {
                 if (mp.proxies[q].ctl.fd >= 0) {
                     weft_ctl_send(&mp.proxies[q].ctl, WEFT_CTL_FENCE_OUT, 0, 0,

@@ -132,6 +132,16 @@ def test_pmi_fences_across_hosts(launcher, hosts, clean):
     assert p.stdout.count(" ok") == 6, p.stdout
 
 
+def test_fence_aggregated(launcher, hosts, clean, tree_degree):
+    # mpiexec receives one fence message per direct connection: a chain
+    # (degree 1) merges all three hosts' puts into one message, flat sends 3.
+    p = run(launcher, ["-verbose", "-hosts", hostlist(), launcher.probe, "--rounds", "2"], clean)
+    assert p.returncode == 0, p.stderr
+    counts = re.findall(r"mpiexec: fence \d+: (\d+) message\(s\) for 3 host\(s\)", p.stderr)
+    assert len(counts) >= 2, p.stderr  # one per round
+    assert set(counts) == {"1" if tree_degree == "1" else "3"}, counts
+
+
 @pytest.fixture(scope="module")
 def mpi_prog(tmp_path_factory):
     mpicc = os.path.join(PREFIX, "bin", "mpicc")

@@ -27,8 +27,8 @@ typedef struct {
     void (*fini)(void);
 } weft_bootstrap_ops_t;
 
-/* Pick the backend for host: fork when host is this machine; remote hosts
- * fail with "remote hosts not supported yet". */
+/* Start a proxy on this machine (fork, control over a socketpair). Remote
+ * hosts (host_is_local 0) go through weft_bootstrap_launch_remote. */
 int weft_bootstrap_launch(const char *host, int host_is_local, char *const argv[], int *ctl_fd_p,
                           pid_t *pid_p, char *err, size_t errlen);
 /* Start argv on a remote host through the launcher template tmpl ("ssh",
