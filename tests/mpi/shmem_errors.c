@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * OpenSHMEM bad input; argv[1] picks the case. Each case must abort the job
+ * with a message naming the call (tests/mpi/test_shmem_errors.py checks it);
+ * reaching the end prints "NOT ABORTED" and exits 0, which the test fails. */
+#include <shmem.h>
+#include <stdio.h>
+#include <string.h>
+
+static int global_var;
+
+int main(int argc, char **argv)
+{
+    const char *c = argc > 1 ? argv[1] : "";
+    if (!strcmp(c, "before-init")) {
+        shmem_my_pe();
+    }
+    shmem_init();
+    int *sym = shmem_malloc(4 * sizeof(int)), v = 1;
+    if (!strcmp(c, "bad-pe")) {
+        shmem_int_put(sym, &v, 1, shmem_n_pes());
+    } else if (!strcmp(c, "not-symmetric")) {
+        shmem_int_put(&global_var, &v, 1, 0);
+    } else if (!strcmp(c, "past-heap-end")) {
+        shmem_int_get(&v, sym, 1 << 30, 0);
+    } else if (!strcmp(c, "heap-exhausted")) {
+        shmem_malloc((size_t)1 << 40);
+    } else if (!strcmp(c, "asymmetric-malloc")) {
+        shmem_malloc(64 + (size_t)shmem_my_pe());
+    } else if (!strcmp(c, "bad-cmp")) {
+        shmem_int_wait_until(sym, 42, 0);
+    }
+    printf("NOT ABORTED (%s)\n", c);
+    shmem_finalize();
+    return 0;
+}

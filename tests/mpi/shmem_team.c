@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * OpenSHMEM teams and team collectives against a serial reference: world and
+ * shared teams, split_strided (even PEs), split_2d, translate_pe, team_sync,
+ * broadcast/collect/fcollect/alltoall/alltoalls and sum/max/xor reductions. */
+#include <shmem.h>
+#include <stdio.h>
+#include <string.h>
+
+static int errs;
+#define CHECK(c, ...)                                                                              \
+    do {                                                                                          \
+        if (!(c)) {                                                                               \
+            errs++;                                                                               \
+            fprintf(stderr, "PE %d line %d: ", shmem_my_pe(), __LINE__);                          \
+            fprintf(stderr, __VA_ARGS__);                                                         \
+            fputc('\n', stderr);                                                                  \
+        }                                                                                         \
+    } while (0)
+
+#define M 5
+/* Run every collective on team t (this PE is a member) and check the results. */
+static void check_team(shmem_team_t t, const char *what)
+{
+    int me = shmem_team_my_pe(t), n = shmem_team_n_pes(t);
+    int wpe = shmem_team_translate_pe(t, me, SHMEM_TEAM_WORLD);
+    CHECK(wpe == shmem_my_pe(), "%s translate to world %d", what, wpe);
+    long *src = shmem_malloc(8 * M * sizeof(long)), *dst = shmem_malloc(8 * 8 * M * sizeof(long));
+    shmem_team_sync(t);
+    for (int root = 0; root < n; root++) {
+        for (int i = 0; i < M; i++) src[i] = root * 100 + i + (me == root ? 0 : 999);
+        memset(dst, 0, M * sizeof(long));
+        CHECK(shmem_long_broadcast(t, dst, src, M, root) == 0, "%s broadcast rc", what);
+        for (int i = 0; i < M; i++) CHECK(dst[i] == root * 100 + i, "%s bcast root %d [%d]=%ld", what, root, i, dst[i]);
+    }
+    for (int i = 0; i < M; i++) src[i] = me * 10 + i;
+    shmem_long_fcollect(t, dst, src, M);
+    for (int p = 0; p < n; p++)
+        for (int i = 0; i < M; i++) CHECK(dst[p * M + i] == p * 10 + i, "%s fcollect", what);
+    /* collect: PE p contributes p % 3 + 1 elements */
+    shmem_long_collect(t, dst, src, me % 3 + 1);
+    for (int p = 0, k = 0; p < n; p++)
+        for (int i = 0; i < p % 3 + 1; i++, k++) CHECK(dst[k] == p * 10 + i, "%s collect", what);
+    /* alltoall: element for PE p is me*1000 + p*10 + i */
+    long *a2a = shmem_malloc(8 * M * sizeof(long));
+    for (int p = 0; p < n; p++)
+        for (int i = 0; i < 2; i++) a2a[p * 2 + i] = me * 1000 + p * 10 + i;
+    shmem_long_alltoall(t, dst, a2a, 2);
+    for (int p = 0; p < n; p++)
+        for (int i = 0; i < 2; i++) CHECK(dst[p * 2 + i] == p * 1000 + me * 10 + i, "%s alltoall", what);
+    shmem_long_alltoalls(t, dst, a2a, 2, 1, 1); /* one element each, written to every 2nd slot */
+    for (int p = 0; p < n; p++)
+        CHECK(dst[p * 2] == p * 1000 + (me / 2) * 10 + me % 2, "%s alltoalls from %d: %ld", what, p, dst[p * 2]);
+    shmem_free(a2a);
+    /* reductions */
+    for (int i = 0; i < M; i++) src[i] = me + i;
+    shmem_long_sum_reduce(t, dst, src, M);
+    for (int i = 0; i < M; i++) CHECK(dst[i] == (long)n * (n - 1) / 2 + (long)n * i, "%s sum", what);
+    shmem_long_max_reduce(t, dst, src, M);
+    for (int i = 0; i < M; i++) CHECK(dst[i] == n - 1 + i, "%s max", what);
+    shmem_int64_xor_reduce(t, (int64_t *)src, (int64_t *)src, M); /* in place */
+    for (int i = 0; i < M; i++) {
+        long x = 0;
+        for (int p = 0; p < n; p++) x ^= p + i;
+        CHECK(src[i] == x, "%s xor in place", what);
+    }
+    double *d = shmem_malloc(sizeof(double)), *dr = shmem_malloc(sizeof(double));
+    *d = 0.5 * (me + 1);
+    shmem_double_prod_reduce(t, dr, d, 1);
+    double ref = 1;
+    for (int p = 0; p < n; p++) ref *= 0.5 * (p + 1);
+    CHECK(*dr == ref, "%s double prod %g vs %g", what, *dr, ref);
+    shmem_free(d);
+    shmem_free(dr);
+    shmem_free(src);
+    shmem_free(dst);
+}
+
+int main(void)
+{
+    shmem_init();
+    int me = shmem_my_pe(), npes = shmem_n_pes();
+    CHECK(shmem_team_n_pes(SHMEM_TEAM_WORLD) == npes && shmem_team_my_pe(SHMEM_TEAM_WORLD) == me, "world");
+    CHECK(shmem_team_n_pes(SHMEM_TEAM_SHARED) == npes, "shared team spans the node");
+    /* team collectives need symmetric allocation by the whole world first */
+    check_team(SHMEM_TEAM_WORLD, "world");
+
+    shmem_team_t even;
+    int rc = shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (npes + 1) / 2, NULL, 0, &even);
+    CHECK(rc == 0, "split_strided rc %d", rc);
+    CHECK((me % 2 == 0) == (even != SHMEM_TEAM_INVALID), "even membership");
+    /* The team collectives allocate from the symmetric heap, which is collective
+     * over the world; so every PE runs them on its own axis team below, and
+     * here only the even PEs check their team's basic queries. */
+    if (even != SHMEM_TEAM_INVALID) {
+        CHECK(shmem_team_my_pe(even) == me / 2 && shmem_team_n_pes(even) == (npes + 1) / 2, "even team shape");
+        CHECK(shmem_team_translate_pe(even, shmem_team_n_pes(even) - 1, SHMEM_TEAM_WORLD) ==
+                  2 * (shmem_team_n_pes(even) - 1), "translate even -> world");
+        CHECK(shmem_team_sync(even) == 0, "sync even");
+    }
+    if (npes > 1) {
+        CHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, 1, even) == -1, "odd PE not in even team");
+    }
+    shmem_team_destroy(even);
+    shmem_team_t bad;
+    CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes + 1, NULL, 0, &bad) != 0 && bad == SHMEM_TEAM_INVALID,
+          "oversized split fails");
+
+    int xr = npes >= 4 ? 2 : 1;
+    shmem_team_t xt, yt;
+    CHECK(shmem_team_split_2d(SHMEM_TEAM_WORLD, xr, NULL, 0, &xt, NULL, 0, &yt) == 0, "split_2d");
+    CHECK(shmem_team_my_pe(xt) == me % xr && shmem_team_my_pe(yt) == me / xr, "2d coords");
+    check_team(xt, "xaxis"); /* every PE is in exactly one x team and one y team */
+    check_team(yt, "yaxis");
+    shmem_team_destroy(xt);
+    shmem_team_destroy(yt);
+
+    int *e = shmem_malloc(sizeof(int)), *s = shmem_malloc(sizeof(int));
+    *e = errs;
+    shmem_int_sum_reduce(SHMEM_TEAM_WORLD, s, e, 1);
+    int total = *s;
+    if (me == 0 && total == 0) printf("No Errors\n");
+    shmem_finalize();
+    return total != 0;
+}

@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""OpenSHMEM bad input aborts the job with a message naming the call
+(OpenSHMEM has no error returns): tests/mpi/shmem_errors.c, one case per run."""
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+PREFIX = pathlib.Path(os.environ.get("WEFT_PREFIX", REPO / "install"))
+BUILD = pathlib.Path(os.environ.get("WEFT_BUILD", REPO / "build"))
+
+CASES = [  # case, nprocs, words the message must contain
+    ("before-init", 1, ["shmem_my_pe", "before shmem_init"]),
+    ("bad-pe", 2, ["shmem_int_put", "PE 2 out of range"]),
+    ("not-symmetric", 2, ["shmem_int_put", "not in the symmetric heap"]),
+    ("past-heap-end", 1, ["shmem_int_get", "not in the symmetric heap"]),
+    ("heap-exhausted", 2, ["shmem_malloc", "symmetric heap exhausted"]),
+    ("asymmetric-malloc", 2, ["shmem_malloc", "different arguments"]),
+    ("bad-cmp", 1, ["shmem_int_wait_until", "cmp 42"]),
+]
+
+
+@pytest.mark.parametrize("case,nprocs,words", CASES, ids=[c[0] for c in CASES])
+def test_shmem_bad_input_aborts(case, nprocs, words):
+    prog = BUILD / "tests" / "mpi" / "shmem_errors"
+    assert prog.exists(), f"{prog} not built"
+    cmd = [str(PREFIX / "bin" / "oshrun"), "-n", str(nprocs), str(prog), case]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    detail = f"cmd: {' '.join(cmd)}\nstdout:\n{proc.stdout[-2000:]}\nstderr:\n{proc.stderr[-2000:]}"
+    assert proc.returncode != 0, detail
+    assert "NOT ABORTED" not in proc.stdout, detail
+    for w in words:
+        assert w in proc.stderr, f"missing {w!r}\n{detail}"
