@@ -139,7 +139,8 @@ static struct {
     shm_in_t             *in;
     int                   cma;
     int                   wake_on_send;
-    weft_shm_handler_fn_t handler;
+    const weft_am_handler_fn_t *handlers;
+    const int                  *world_of_local; /* pmi->local_ranks */
     int                   poll_start;
 } shm;
 
@@ -190,7 +191,7 @@ static int cma_probe(void)
 }
 
 int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_config_t *config,
-                  weft_shm_handler_fn_t handler)
+                  const weft_am_handler_fn_t *handlers)
 {
     char   name[512];
     size_t ring_stride, pipe_stride, off_rings, off_pipes, off_coop, coop_stride;
@@ -198,7 +199,8 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
 
     shm.me          = pmi->local_rank;
     shm.n           = pmi->local_size;
-    shm.handler     = handler;
+    shm.handlers    = handlers;
+    shm.world_of_local = pmi->local_ranks;
     shm.ring_cells  = align_up(config->ring_bytes, WEFT_SHM_CELL) / WEFT_SHM_CELL;
     if (shm.ring_cells < 64) {
         shm.ring_cells = 64;
@@ -440,7 +442,7 @@ static int poll_peer(int peer)
     } else {
         weft_shm_msg_t msg = {(uint8_t)type, h->tag, h->context, h->src, len,
                               (const char *)h + WEFT_SHM_HDR_SIZE};
-        shm.handler(peer, &msg);
+        shm.handlers[type](shm.world_of_local[peer], &msg);
         in->rpos += (WEFT_SHM_HDR_SIZE + len + WEFT_SHM_CELL - 1) / WEFT_SHM_CELL;
     }
     __atomic_store_n(&in->ctl->consumed, in->rpos, __ATOMIC_RELEASE);
