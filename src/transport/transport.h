@@ -38,6 +38,7 @@ enum {
     WEFT_AM_PT2PT_DATA,   /* a rendezvous chunk sent as a message (R3) */
     WEFT_AM_RMA_FIRST   = 16, /* 16..31 reserved for RMA */
     WEFT_AM_SHMEM_FIRST = 32, /* 32..47 reserved for OpenSHMEM */
+    WEFT_AM_NETMOD_KEEPALIVE = 63, /* handled inside the netmod, never dispatched */
     WEFT_AM_MAX         = 64, /* ids are below this */
     WEFT_AM_TABLE_SIZE  = 256 /* handler tables cover every uint8_t type */
 };

@@ -19,6 +19,16 @@ weft_am_handler_fn_t weft_am_handlers[WEFT_AM_TABLE_SIZE];
 
 static unsigned char *uses_netmod;
 
+/* The host of a job rank: the PMI node id, or for namespace tests
+ * (WEFT_TEST_HOST_BLOCK=N) blocks of N consecutive ranks. */
+static int host_of(const weft_pmi_info_t *pmi, int world)
+{
+    if (weft_tunables.TEST_HOST_BLOCK > 0) {
+        return world / (int)weft_tunables.TEST_HOST_BLOCK;
+    }
+    return pmi->node_of_rank ? pmi->node_of_rank[world] : 0;
+}
+
 static void am_corrupt(int world, const weft_am_t *msg)
 {
     char why[160];
@@ -61,11 +71,12 @@ int weft_dev_peers_init(void)
     if (weft_dev.peers == NULL || uses_netmod == NULL) {
         return weft_error(MPI_ERR_NO_MEM, "cannot allocate the peer table");
     }
+    int my_host = host_of(pmi, pmi->rank);
     for (int w = 0; w < pmi->size; w++) {
         weft_dev.peers[w].shm_index = -1;
-        weft_dev.peers[w].node_id   = pmi->node_of_rank ? pmi->node_of_rank[w] : 0;
+        weft_dev.peers[w].node_id   = host_of(pmi, w);
         uses_netmod[w] = w != pmi->rank &&
-                         (weft_tunables.NETMOD_ONLY || weft_dev.peers[w].node_id != pmi->node_id);
+                         (weft_tunables.NETMOD_ONLY || weft_dev.peers[w].node_id != my_host);
     }
     for (int i = 0; i < pmi->local_size; i++) {
         weft_peer_t *p = &weft_dev.peers[pmi->local_ranks[i]];
@@ -82,8 +93,13 @@ int weft_dev_netmod_init(size_t max_payload)
     weft_transport_init_t  args;
 
     /* Every rank must take part in the netmod's PMI exchange, or none:
-     * decide from job-wide facts only. */
-    if (!weft_tunables.NETMOD_ONLY && pmi->node_count <= 1) {
+     * decide from job-wide facts only (is any rank on another host than
+     * rank 0?). */
+    int hosts = 0;
+    for (int w = 1; w < pmi->size && !hosts; w++) {
+        hosts = host_of(pmi, w) != host_of(pmi, 0);
+    }
+    if (!weft_tunables.NETMOD_ONLY && !hosts) {
         return MPI_SUCCESS;
     }
     if (weft_ofi_ops.size != sizeof(weft_transport_ops_t)) {

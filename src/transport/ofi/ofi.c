@@ -27,6 +27,14 @@
  * (above its eager size, 16 KiB by default) after later small ones. So every
  * message carries a per-pair sequence number and an early arrival is copied
  * aside until its predecessors have been handled.
+ *
+ * Failures: a dead process closes its connections and our next send to it
+ * fails; a dead link is only seen by TCP's retransmission timeout, and only
+ * on a connection with data in flight. So while a process is inside MPI it
+ * sends a keepalive AM every second to every peer it has exchanged messages
+ * with; its error completion names the lost peer. The time to notice a dead
+ * link is the kernel's: net.ipv4.tcp_retries2 (default 15, about 15 min) for
+ * an open connection, tcp_syn_retries for a reconnection attempt.
  */
 #include "transport/transport.h"
 
@@ -34,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -100,6 +109,9 @@ static struct {
     int                 tx_inflight;
     uint32_t           *send_seq, *recv_seq; /* per peer */
     early_t           **early;               /* per peer, sorted by seq */
+    unsigned char      *talked;              /* per peer: keepalives go there */
+    unsigned            polls;
+    time_t              last_keepalive;
     int                 up;
 } ofi;
 
@@ -364,9 +376,10 @@ static weft_status_t ofi_init(const weft_transport_init_t *args)
     ofi.send_seq  = calloc((size_t)ofi.size, sizeof(uint32_t));
     ofi.recv_seq  = calloc((size_t)ofi.size, sizeof(uint32_t));
     ofi.early     = calloc((size_t)ofi.size, sizeof(early_t *));
+    ofi.talked    = calloc((size_t)ofi.size, 1);
     ofi.info      = choose_provider(args->provider);
     if (ofi.info == NULL || ofi.addrs == NULL || ofi.send_seq == NULL || ofi.recv_seq == NULL ||
-        ofi.early == NULL) {
+        ofi.early == NULL || ofi.talked == NULL) {
         goto fail;
     }
     ofi.inject = ofi.info->tx_attr->inject_size;
@@ -431,6 +444,7 @@ static void ofi_fini(void)
         }
     }
     free(ofi.early);
+    free(ofi.talked);
     free(ofi.send_seq);
     free(ofi.recv_seq);
     memset(&ofi, 0, sizeof(ofi));
@@ -480,7 +494,8 @@ static int post_send(ofi_buf_t *b)
 {
     ssize_t rc;
 
-    if (b->len <= ofi.inject) {
+    /* Keepalives need a completion (its error names a lost peer). */
+    if (b->len <= ofi.inject && b->data[0] != WEFT_AM_NETMOD_KEEPALIVE) {
         rc = fi_inject(ofi.ep, b->data, b->len, ofi.addrs[b->dst]);
         if (rc == 0) {
             b->next     = ofi.free_tx;
@@ -508,7 +523,8 @@ static weft_status_t ofi_am_commit(int dst, uint8_t type, int32_t tag, uint32_t 
     net_hdr_t  h = {type, {0, 0, 0}, tag, context, src, (uint32_t)len, ofi.me,
                     ofi.send_seq[dst]++, 0};
 
-    ofi.reserved = NULL;
+    ofi.reserved    = NULL;
+    ofi.talked[dst] = 1;
     memcpy(b->data, &h, sizeof(h));
     b->len  = sizeof(h) + len;
     b->dst  = dst;
@@ -554,7 +570,10 @@ static void deliver(const net_hdr_t *h, const void *payload)
     weft_am_t msg = {h->type, h->tag, h->context, h->src, h->len, payload};
 
     ofi.recv_seq[h->world]++;
-    ofi.handlers[h->type](h->world, &msg);
+    ofi.talked[h->world] = 1;
+    if (h->type != WEFT_AM_NETMOD_KEEPALIVE) {
+        ofi.handlers[h->type](h->world, &msg);
+    }
 }
 
 static void keep_early(const net_hdr_t *h, const void *payload)
@@ -576,12 +595,33 @@ static void keep_early(const net_hdr_t *h, const void *payload)
     *at     = e;
 }
 
+/* Once a second (checked every 1024 polls): a keepalive to every peer we
+ * have talked to, so a broken connection shows up as a send error. */
+static void keepalives(void)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    if (now.tv_sec == ofi.last_keepalive) {
+        return;
+    }
+    ofi.last_keepalive = now.tv_sec;
+    for (int p = 0; p < ofi.size; p++) {
+        if (ofi.talked[p] && ofi_am_reserve(p, 0) != NULL) {
+            ofi_am_commit(p, WEFT_AM_NETMOD_KEEPALIVE, 0, 0, 0, 0);
+        }
+    }
+}
+
 static int ofi_progress(void)
 {
     struct fi_cq_msg_entry ent[OFI_CQ_BATCH];
     ssize_t                n;
     int                    events = 0;
 
+    if ((++ofi.polls & 1023) == 0) {
+        keepalives();
+    }
     while (ofi.queue_head != NULL) {
         ofi_buf_t *b    = ofi.queue_head;
         ofi_buf_t *next = b->next; /* post_send may put b on the free list */
