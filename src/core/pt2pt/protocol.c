@@ -140,8 +140,13 @@ void weft_pt2pt_recv_unexpected(weft_request_t *req, weft_unexp_t *u)
     p2p_recv_set_status(req, u->src, u->tag, u->bytes);
     switch (u->type) {
     case WEFT_AM_PT2PT_EAGER:
-        recv_copy_in(req, u->data, u->bytes);
-        if (u->self_sreq) { /* synchronous self-send: completes at the match */
+        if (u->data == NULL && u->self_sreq) { /* large self-send: one copy, now */
+            weft_request_t *s = u->self_sreq;
+            weft_dt_copy(s->buf, s->count, s->datatype, req->buf, req->count, req->datatype);
+        } else {
+            recv_copy_in(req, u->data, u->bytes);
+        }
+        if (u->self_sreq) { /* synchronous or rendezvous self-send: completes at the match */
             weft_request_complete(u->self_sreq);
         }
         weft_request_complete(req);
@@ -269,22 +274,29 @@ static int send_try(int peer, weft_request_t *req)
     return 0;
 }
 
-/* Send to ourselves: match directly, or queue as unexpected with a copy. */
+/* Send to ourselves: match directly; else queue as unexpected. Up to the
+ * eager size with a copy (the send completes at once); above it as a
+ * rendezvous with the future receive: no copy, the send completes when a
+ * receive matches and copies straight from the send buffer (a 2 GiB Isend to
+ * self returns at once and never doubles memory). */
 static void self_send(weft_request_t *req)
 {
     weft_request_t *rreq = p2p_match_posted(req->context, req->status.MPI_SOURCE, req->tag);
 
     if (rreq) {
-        MPI_Count cap = rreq->count * rreq->datatype->size;
         p2p_recv_set_status(rreq, req->status.MPI_SOURCE, req->tag, req->bytes);
-        weft_dt_copy(req->buf, req->count, req->datatype, rreq->buf,
-                     req->bytes < cap ? rreq->count : rreq->count, rreq->datatype);
+        weft_dt_copy(req->buf, req->count, req->datatype, rreq->buf, rreq->count, rreq->datatype);
         weft_request_complete(rreq);
         weft_request_complete(req);
         return;
     }
     weft_unexp_t *u = p2p_unexp_new(WEFT_AM_PT2PT_EAGER, req->context, req->status.MPI_SOURCE,
                                     req->tag, -1, req->bytes);
+    if ((size_t)req->bytes > p2p.eager_limit) {
+        u->data      = NULL; /* rendezvous: the data stays in the send buffer */
+        u->self_sreq = req;
+        return;
+    }
     u->data = (size_t)req->bytes <= sizeof(u->inline_data) ? u->inline_data
                                                             : malloc((size_t)req->bytes + 1);
     if (u->data == NULL) {
@@ -382,6 +394,24 @@ int weft_irecv(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int 
     return MPI_SUCCESS;
 }
 
+/* A self-send still waiting in the unexpected queue for its receive:
+ * cancel it there. Returns 1 if it was found. */
+static int self_send_cancel(weft_request_t *req)
+{
+    for (weft_unexp_t *u = p2p.unexp.next; u != &p2p.unexp; u = u->next) {
+        if (u->self_sreq != req) {
+            continue;
+        }
+        u->prev->next = u->next;
+        u->next->prev = u->prev;
+        p2p_unexp_free(u);
+        weft_status_set_cancelled(&req->status, 1);
+        weft_request_complete(req);
+        return 1;
+    }
+    return 0;
+}
+
 int weft_pt2pt_cancel(weft_request_t *req)
 {
     if (weft_request_is_complete(req)) {
@@ -400,6 +430,9 @@ int weft_pt2pt_cancel(weft_request_t *req)
             }
         }
         return 0;
+    }
+    if (req->kind == WEFT_REQ_SEND && self_send_cancel(req)) {
+        return 1;
     }
     if (req->kind == WEFT_REQ_SEND) {
         /* Only a send still waiting for its channel has not left yet. */
