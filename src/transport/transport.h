@@ -38,6 +38,7 @@ enum {
     WEFT_AM_PT2PT_DATA,   /* a rendezvous chunk sent as a message (R3) */
     WEFT_AM_RMA_FIRST   = 16, /* 16..31 reserved for RMA */
     WEFT_AM_SHMEM_FIRST = 32, /* 32..47 reserved for OpenSHMEM */
+    WEFT_AM_NETMOD_BYE       = 62, /* finalize handshake, inside the netmod */
     WEFT_AM_NETMOD_KEEPALIVE = 63, /* handled inside the netmod, never dispatched */
     WEFT_AM_MAX         = 64, /* ids are below this */
     WEFT_AM_TABLE_SIZE  = 256 /* handler tables cover every uint8_t type */
@@ -65,6 +66,9 @@ typedef struct {
     const unsigned char        *uses_netmod;
     const char                 *provider;   /* "" = default order */
     size_t                      max_payload; /* largest AM payload core will send */
+    int                         want_rma;    /* FI_RMA for RGET: 0 no, 1 where it works well, 2 forced */
+    /* An rma_read finished (err 0) or failed; cookie as passed to it. */
+    void (*rma_done)(void *cookie, size_t len, int err);
     /* A peer was lost (connection error, dead process): core reports it
      * (naming rank and host) and ends the job. Does not return. */
     void (*peer_lost)(int world, const char *why);
@@ -102,9 +106,28 @@ typedef struct {
     int (*progress)(void);
     /* Sends still in flight or queued (finalize waits for 0). */
     int (*busy)(void);
+    /* Finalize handshake, after busy() is 0: quiesce_start sends a goodbye
+     * to every netmod peer; the caller keeps progressing until
+     * quiesce_done() says every peer's goodbye has arrived and ours have
+     * completed (a message whose provider needs our progress to leave has
+     * then left; only after that may we stop progressing). */
+    void (*quiesce_start)(void);
+    int  (*quiesce_done)(void);
     /* A file descriptor that becomes readable when the netmod has work
      * (blocking wait policy), or -1 when there is none. */
     int (*wait_fd)(void);
+
+    /* Memory registration (CAP_RMA only). remote: the peer may read it.
+     * Fills the key and the address a peer names in rma_read. */
+    weft_status_t (*mem_register)(void *buf, size_t len, int remote, uint64_t *key_p,
+                                  uint64_t *addr_p, void **handle_p);
+    void          (*mem_deregister)(void *handle);
+    /* Read len bytes at (raddr, key) of world rank src into local (registered
+     * as local_handle); rma_done(cookie, len, err) follows. AGAIN: retry. */
+    weft_status_t (*rma_read)(int src, void *local, size_t len, void *local_handle,
+                              uint64_t raddr, uint64_t key, void *cookie);
+    /* Largest single rma_read. */
+    size_t        (*max_rma)(void);
 } weft_transport_ops_t;
 
 /* The libfabric netmod (transport/ofi). */

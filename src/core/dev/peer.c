@@ -87,7 +87,8 @@ int weft_dev_peers_init(void)
     return MPI_SUCCESS;
 }
 
-int weft_dev_netmod_init(size_t max_payload)
+int weft_dev_netmod_init(size_t max_payload, int want_rma,
+                         void (*rma_done)(void *cookie, size_t len, int err))
 {
     const weft_pmi_info_t *pmi = &weft_runtime.pmi;
     weft_transport_init_t  args;
@@ -112,6 +113,8 @@ int weft_dev_netmod_init(size_t max_payload)
     args.provider    = weft_tunables.OFI_PROVIDER;
     args.max_payload = max_payload;
     args.peer_lost   = peer_lost;
+    args.want_rma    = want_rma;
+    args.rma_done    = rma_done;
     if (weft_ofi_ops.init(&args) != WEFT_OK) {
         return weft_error(MPI_ERR_OTHER, "the network module (libfabric) failed to start");
     }

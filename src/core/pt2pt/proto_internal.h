@@ -69,6 +69,7 @@ typedef struct {
     size_t         eager_limit;     /* shm */
     size_t         net_eager_limit; /* netmod */
     size_t         r3_chunk;
+    int            rget;            /* netmod rendezvous by RMA read */
     size_t         cma_threshold;
     int            cma;
     weft_request_t posted;   /* sentinel of the posted-receive list */
@@ -109,5 +110,9 @@ void p2p_net_rndv_recv(int peer, weft_request_t *req, const rts_t *rts);
 void p2p_net_cts(int peer, weft_request_t *sreq, uint64_t rreq);
 void p2p_net_data(int peer, const weft_am_t *m);
 int  p2p_net_progress(int peer, peer_state_t *ps);
+void p2p_net_rts_prepare(weft_request_t *req, rts_t *rts);
+void p2p_net_send_release(weft_request_t *req);
+void p2p_net_rma_done(void *cookie, size_t len, int err);
+int  p2p_net_rget_progress(void);
 
 #endif

@@ -218,7 +218,11 @@ static void on_fin(int peer, const weft_am_t *m)
 
     memcpy(&sreq, m->payload, sizeof(sreq));
     weft_request_t *r = (weft_request_t *)(uintptr_t)sreq;
-    p2p_shm_fin(peer, r);
+    if (weft_peer(peer)->is_local) {
+        p2p_shm_fin(peer, r);
+    } else {
+        p2p_net_send_release(r);
+    }
     p2p.sends_out--;
     weft_request_complete(r);
 }
@@ -258,14 +262,20 @@ static int send_try(int peer, weft_request_t *req)
     if (pe->is_local && p2p_shm_rts_prepare(peer, req, &rts) != 0) {
         return 0; /* the request failed (out of memory) */
     }
+    if (!pe->is_local) {
+        p2p_net_rts_prepare(req, &rts);
+    }
     if (am_send(peer, WEFT_AM_PT2PT_RTS, req->tag, req->context, req->status.MPI_SOURCE, &rts,
                 sizeof(rts)) != 0) {
-        if (rts.coop) { /* retried later: give the slot back until then */
+        /* retried later: give the slot / registration back until then */
+        if (!pe->is_local) {
+            p2p_net_send_release(req);
+        } else if (rts.coop) {
             weft_shm_coop_cancel(pe->shm_index, rts.coop);
         }
         return -1;
     }
-    if (rts.coop) {
+    if (pe->is_local && rts.coop) {
         req->proto[3] = rts.coop;
         p2p.peers[peer].coop_send[(rts.coop & 0xff) - 1] = req;
         p2p.pending++;
@@ -473,6 +483,7 @@ int weft_pt2pt_progress(void)
     if (p2p.pending == 0) {
         return events;
     }
+    events += p2p_net_rget_progress();
     for (int peer = 0; peer < p2p.npeers; peer++) {
         peer_state_t *ps = &p2p.peers[peer];
         while (ps->ctrl_head) {
@@ -527,12 +538,24 @@ int weft_pt2pt_drain(void)
         busy |= p2p.sends_out > 0 || weft_pt2pt_api_busy();
         busy |= weft_dev.netmod != NULL && weft_dev.netmod->busy();
         if (!busy) {
-            return MPI_SUCCESS;
+            break;
         }
         if (weft_progress_poll() == 0) {
             weft_wait_step(&w);
         }
     }
+    if (weft_dev.netmod == NULL) {
+        return MPI_SUCCESS;
+    }
+    /* Everything of ours has completed; now meet every netmod peer while
+     * still progressing (see quiesce_done in transport.h). */
+    weft_dev.netmod->quiesce_start();
+    while (!weft_dev.netmod->quiesce_done()) {
+        if (weft_progress_poll() == 0) {
+            weft_wait_step(&w);
+        }
+    }
+    return MPI_SUCCESS;
 }
 
 /* ---- setup ------------------------------------------------------------- */
@@ -586,13 +609,20 @@ int weft_pt2pt_module_init(void)
     if (net_max < sizeof(rts_t)) {
         net_max = sizeof(rts_t);
     }
-    rc = weft_dev_netmod_init(net_max);
-    if (rc == MPI_SUCCESS && weft_dev.netmod != NULL && weft_tunables.RNDV_PROTOCOL == 2) {
-        return weft_error(MPI_ERR_UNSUPPORTED_OPERATION,
-                          "WEFT_RNDV_PROTOCOL=rget: RGET (fi_read) rendezvous is not implemented "
-                          "yet; use auto or r3");
+    /* RNDV_PROTOCOL auto|r3|rget -> want_rma 1|0|2 */
+    rc = weft_dev_netmod_init(net_max, (int[]){1, 0, 2}[weft_tunables.RNDV_PROTOCOL % 3],
+                              p2p_net_rma_done);
+    if (rc != MPI_SUCCESS || weft_dev.netmod == NULL) {
+        return rc;
     }
-    return rc;
+    p2p.rget = weft_tunables.RNDV_PROTOCOL != 1 &&
+               (weft_dev.netmod->caps() & WEFT_TRANSPORT_CAP_RMA) != 0;
+    if (weft_tunables.RNDV_PROTOCOL == 2 && !p2p.rget) {
+        return weft_error(MPI_ERR_OTHER,
+                          "WEFT_RNDV_PROTOCOL=rget: libfabric provider %s has no RMA (FI_RMA); "
+                          "use auto or r3", weft_dev.netmod->provider());
+    }
+    return MPI_SUCCESS;
 }
 
 void weft_pt2pt_module_fini(void)
