@@ -44,6 +44,7 @@
  */
 #include "transport/transport.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,47 @@
 #include <rdma/fi_rma.h>
 
 #include "util/log.h"
+
+/* libfabric is opened at netmod init (dlopen), not linked: its psm provider
+ * libraries install a SIGSEGV handler from their constructors
+ * (libinfinipath: prints a backtrace and exits 1), which would change how
+ * every crashing rank dies, netmod or not. Before opening we turn that
+ * handler off (IPATH_NO_BACKTRACE). These are the only libfabric symbols
+ * used; everything else is an inline call through the fid's ops. */
+static struct {
+    void *lib;
+    int (*getinfo)(uint32_t, const char *, const char *, uint64_t, const struct fi_info *,
+                   struct fi_info **);
+    void (*freeinfo)(struct fi_info *);
+    struct fi_info *(*dupinfo)(const struct fi_info *);
+    int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
+    const char *(*strerror)(int);
+} fab;
+
+static int fabric_open(void)
+{
+    if (fab.lib != NULL) {
+        return 0;
+    }
+    setenv("IPATH_NO_BACKTRACE", "1", 0);
+    fab.lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (fab.lib == NULL) {
+        weft_log_error("netmod: cannot open libfabric.so.1: %s", dlerror());
+        return -1;
+    }
+    *(void **)&fab.getinfo  = dlsym(fab.lib, "fi_getinfo");
+    *(void **)&fab.freeinfo = dlsym(fab.lib, "fi_freeinfo");
+    *(void **)&fab.dupinfo  = dlsym(fab.lib, "fi_dupinfo");
+    *(void **)&fab.fabric   = dlsym(fab.lib, "fi_fabric");
+    *(void **)&fab.strerror = dlsym(fab.lib, "fi_strerror");
+    if (!fab.getinfo || !fab.freeinfo || !fab.dupinfo || !fab.fabric || !fab.strerror) {
+        weft_log_error("netmod: libfabric.so.1 lacks fi_getinfo/fi_fabric/...: %s", dlerror());
+        dlclose(fab.lib);
+        fab.lib = NULL;
+        return -1;
+    }
+    return 0;
+}
 
 /* On the wire before every payload. */
 typedef struct {
@@ -130,7 +172,7 @@ static struct {
 
 static struct fi_info *make_hints(const char *prov, uint64_t caps)
 {
-    struct fi_info *h = fi_allocinfo();
+    struct fi_info *h = fab.dupinfo(NULL);
 
     if (h == NULL) {
         return NULL;
@@ -158,10 +200,10 @@ static struct fi_info *getinfo_caps(const char *prov, uint64_t caps)
     if (h == NULL) {
         return NULL;
     }
-    if (fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info) != 0) {
+    if (fab.getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info) != 0) {
         info = NULL;
     }
-    fi_freeinfo(h);
+    fab.freeinfo(h);
     return info;
 }
 
@@ -194,7 +236,7 @@ static void list_providers(char *out, size_t len)
         snprintf(out, len, "none");
     }
     if (all) {
-        fi_freeinfo(all);
+        fab.freeinfo(all);
     }
 }
 
@@ -235,7 +277,7 @@ static struct fi_info *choose_provider(const char *wanted)
 static int check(int rc, const char *what)
 {
     if (rc != 0) {
-        weft_log_error("libfabric %s failed: %s", what, fi_strerror(-rc));
+        weft_log_error("libfabric %s failed: %s", what, fab.strerror(-rc));
         return -1;
     }
     return 0;
@@ -395,6 +437,9 @@ static weft_status_t ofi_init(const weft_transport_init_t *args)
     ofi.rma_done  = args->rma_done;
     ofi.want_rma  = args->want_rma;
     ofi.uses_netmod = args->uses_netmod;
+    if (fabric_open() != 0) {
+        return WEFT_ERROR;
+    }
     ofi.addrs     = calloc((size_t)ofi.size, sizeof(fi_addr_t));
     ofi.send_seq  = calloc((size_t)ofi.size, sizeof(uint32_t));
     ofi.recv_seq  = calloc((size_t)ofi.size, sizeof(uint32_t));
@@ -410,7 +455,7 @@ static weft_status_t ofi_init(const weft_transport_init_t *args)
      * p2p_sizes/p2p_order time out here (not diagnosed); 2 forces it. */
     ofi.has_rma = (ofi.info->caps & FI_RMA) != 0 &&
                   (ofi.want_rma == 2 || strcmp(ofi.info->fabric_attr->prov_name, "sockets") != 0);
-    if (check(fi_fabric(ofi.info->fabric_attr, &ofi.fabric, NULL), "fi_fabric") ||
+    if (check(fab.fabric(ofi.info->fabric_attr, &ofi.fabric, NULL), "fi_fabric") ||
         check(fi_domain(ofi.fabric, ofi.info, &ofi.domain, NULL), "fi_domain")) {
         goto fail;
     }
@@ -458,7 +503,7 @@ static void ofi_fini(void)
         fi_close(&ofi.fabric->fid);
     }
     if (ofi.info) {
-        fi_freeinfo(ofi.info);
+        fab.freeinfo(ofi.info);
     }
     free(ofi.bufs);
     free(ofi.slab);
@@ -499,7 +544,7 @@ static weft_status_t ofi_mem_register(void *buf, size_t len, int remote, uint64_
     rc = fi_mr_reg(ofi.domain, buf, len, remote ? FI_REMOTE_READ : FI_READ, 0, next_key++, 0,
                    &mr, NULL);
     if (rc != 0) {
-        weft_log_error("netmod: fi_mr_reg of %zu bytes failed: %s", len, fi_strerror(-rc));
+        weft_log_error("netmod: fi_mr_reg of %zu bytes failed: %s", len, fab.strerror(-rc));
         return rc == -FI_EAGAIN ? WEFT_AGAIN : WEFT_ERROR;
     }
     *key_p    = fi_mr_key(mr);
@@ -573,7 +618,7 @@ static void peer_failed(int dst, int err, const char *what)
 {
     char why[256];
 
-    snprintf(why, sizeof(why), "%s: %s (libfabric provider %s)", what, fi_strerror(err),
+    snprintf(why, sizeof(why), "%s: %s (libfabric provider %s)", what, fab.strerror(err),
              ofi_provider());
     ofi.peer_lost(dst, why);
 }
@@ -653,7 +698,7 @@ static void cq_error(void)
                                   : "send completed with an error");
         return;
     }
-    weft_log_error("netmod: receive failed: %s (%s)", fi_strerror(err.err),
+    weft_log_error("netmod: receive failed: %s (%s)", fab.strerror(err.err),
                    fi_cq_strerror(ofi.cq, err.prov_errno, err.err_data, NULL, 0));
     ofi.peer_lost(ofi.me, "a receive from the network failed");
 }
@@ -738,7 +783,7 @@ static int ofi_progress(void)
         return events + 1;
     }
     if (n < 0) {
-        weft_log_error("netmod: fi_cq_read failed: %s", fi_strerror((int)-n));
+        weft_log_error("netmod: fi_cq_read failed: %s", fab.strerror((int)-n));
         ofi.peer_lost(ofi.me, "the completion queue failed");
         return events;
     }
