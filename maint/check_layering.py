@@ -23,11 +23,12 @@ ALLOWED = {
     "core": ["util/", "pmi/", "transport/transport.h", "transport/shm/shm.h", "core/", "api_impl.h"],
     "rma": ["util/", "core/", "transport/transport.h", "api_impl.h"],
     "coll": ["util/", "core/", "transport/shm/shm_coll.h", "coll/", "api_impl.h"],
+    "io": ["util/", "core/", "api_impl.h"],
     "shmem": ["util/", "core/", "rma/", "coll/", "transport/transport.h"],
-    "api": ["core/", "coll/", "rma/", "api/", "api_impl.h", "util/"],
+    "api": ["core/", "coll/", "rma/", "io/", "api/", "api_impl.h", "util/"],
     "launcher": ["util/", "pmi/", "launcher/"],
 }
-ANYONE = {"weft_build_config.h"}
+ANYONE = {"weft_build_config.h", "weft_coll_alg_values.h"}
 # Private headers: only their own folder may include them.
 PRIVATE = re.compile(r"_internal\.h$")
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { SHOW_VERSION = 1, SHOW_CONFIG = 2, SHOW_TUNABLES = 4 };
+enum { SHOW_VERSION = 1, SHOW_CONFIG = 2, SHOW_TUNABLES = 4, SHOW_PVARS = 8 };
 
 static const char *kind_name(weft_tunable_kind_t kind)
 {
@@ -31,14 +31,43 @@ static const char *kind_name(weft_tunable_kind_t kind)
 static void usage(FILE *out)
 {
     fprintf(out, "usage: weft-info [-a|--all] [-v|--version] [-c|--config] [-t|--tunables] "
-                 "[--markdown] [-h|--help]\n"
+                 "[-p|--pvars] [--markdown] [-h|--help]\n"
                  "  (no option)     version and build configuration\n"
                  "  -a, --all       version, build configuration and every tunable\n"
                  "  -v, --version   version line only\n"
                  "  -c, --config    build configuration only\n"
                  "  -t, --tunables  every tunable: current value and its source\n"
+                 "  -p, --pvars     MPI_T performance variables and events (names, classes)\n"
                  "  --markdown      the tunables reference as Markdown (docs/tunables.md);\n"
                  "                  defaults only, the environment is not read\n");
+}
+
+/* The MPI_T view of the library's counters and events, from their tables
+ * (names as MPI_T_pvar_get_index / MPI_T_event_get_index take them). */
+static const char *mpit_name(const char *upper, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "weft_%s", upper);
+    for (size_t i = 5; i < n && i < len; i++) {
+        buf[i] = (char)(buf[i] >= 'A' && buf[i] <= 'Z' ? buf[i] - 'A' + 'a' : buf[i]);
+    }
+    return buf;
+}
+
+static void print_pvars(void)
+{
+    char name[96];
+
+    printf("MPI_T performance variables (src/core/mpit/pvars.def):\n");
+#define WEFT_PVAR(_name, _class, _cat, _verb, _level, _bind, _help)                              \
+    printf("  %-28s %-13s %-5s %s\n", mpit_name(#_name, name, sizeof(name)), #_class,           \
+           strcmp(#_bind, "COMM") == 0 ? "comm" : "-", _help);
+#include "core/mpit/pvars.def"
+#undef WEFT_PVAR
+    printf("MPI_T events (src/core/mpit/events.def):\n");
+#define WEFT_EVENT(_name, _cat, _verb, _elems, _help) \
+    printf("  %-28s (%s) %s\n", mpit_name(#_name, name, sizeof(name)), _elems, _help);
+#include "core/mpit/events.def"
+#undef WEFT_EVENT
 }
 
 static void print_version(void)
@@ -100,6 +129,17 @@ static void print_tunables(void)
     }
 }
 
+static const char *when_name(weft_tunable_when_t when)
+{
+    switch (when) {
+    case WEFT_TWHEN_NEVER: return "never";
+    case WEFT_TWHEN_INIT: return "init";
+    case WEFT_TWHEN_ANYTIME: return "anytime";
+    case WEFT_TWHEN_LAUNCHER: return "launcher";
+    }
+    return "?";
+}
+
 /* Print text as a Markdown table cell: '|' escaped, list separators spaced. */
 static void md_cell(const char *text, const char *sep)
 {
@@ -148,8 +188,16 @@ static void print_markdown(void)
            "* **enum**: one of the listed names (any case).\n"
            "* **string**: any text.\n\n"
            "Verbosity follows the MPI_T tiers: `USER_BASIC` knobs are the ones most users\n"
-           "need; `TUNER_*` knobs are for performance tuning. Scope `ALL` means the value\n"
-           "must be the same in every rank of a job; `LOCAL` may differ per rank.\n");
+           "need; `TUNER_*` knobs are for performance tuning. Scope is the MPI_T scope:\n"
+           "`ALL_EQ` means the value must be the same in every rank of a job, `LOCAL` may\n"
+           "differ per rank, `READONLY` cannot be changed.\n\n"
+           "Every row except the launcher's is also an MPI_T control variable named\n"
+           "`WEFT_<NAME>`. Column *write* says when a write through MPI_T takes effect:\n"
+           "`init` before `MPI_Init` only (later writes fail with\n"
+           "`MPI_T_ERR_CVAR_SET_NOT_NOW`), `anytime`, `never` (`MPI_T_ERR_CVAR_SET_NEVER`);\n"
+           "`launcher` rows are read by `mpiexec` only and are not control variables.\n"
+           "A `WEFT_*` or `MV2_*` variable that no row knows gets a warning at start naming\n"
+           "the closest known one (`WEFT_WARN_UNKNOWN_ENV=0` silences it).\n");
 
     for (int first = 0; first < WEFT_TUNABLE_COUNT; first++) {
         const char *cat  = weft_tunable_descs[first].category;
@@ -163,8 +211,8 @@ static void print_markdown(void)
         }
         done[ndone++] = cat;
         printf("\n## %s\n\n", cat);
-        printf("| variable | aliases | kind | default | values | verbosity | scope | description |\n");
-        printf("|---|---|---|---|---|---|---|---|\n");
+        printf("| variable | aliases | kind | default | values | verbosity | scope | write | description |\n");
+        printf("|---|---|---|---|---|---|---|---|---|\n");
         for (int id = first; id < WEFT_TUNABLE_COUNT; id++) {
             const weft_tunable_desc_t *d = &weft_tunable_descs[id];
 
@@ -181,7 +229,7 @@ static void print_markdown(void)
             }
             printf(" | ");
             md_code_list(d->values);
-            printf(" | %s | %s | ", d->verbosity, d->scope);
+            printf(" | %s | %s | %s | ", d->verbosity, d->scope, when_name(d->when));
             md_cell(d->help, NULL);
             printf(" |\n");
         }
@@ -198,13 +246,15 @@ int main(int argc, char **argv)
         const char *a = argv[i];
 
         if (strcmp(a, "-a") == 0 || strcmp(a, "--all") == 0) {
-            show |= SHOW_VERSION | SHOW_CONFIG | SHOW_TUNABLES;
+            show |= SHOW_VERSION | SHOW_CONFIG | SHOW_TUNABLES | SHOW_PVARS;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--version") == 0) {
             show |= SHOW_VERSION;
         } else if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0) {
             show |= SHOW_CONFIG;
         } else if (strcmp(a, "-t") == 0 || strcmp(a, "--tunables") == 0) {
             show |= SHOW_TUNABLES;
+        } else if (strcmp(a, "-p") == 0 || strcmp(a, "--pvars") == 0) {
+            show |= SHOW_PVARS;
         } else if (strcmp(a, "--markdown") == 0) {
             markdown = 1;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -237,6 +287,9 @@ int main(int argc, char **argv)
     }
     if (show & SHOW_TUNABLES) {
         print_tunables();
+    }
+    if (show & SHOW_PVARS) {
+        print_pvars();
     }
     return 0;
 }

@@ -18,8 +18,10 @@ kinds line grammar (one function per line, '#' comments):
 KINDs: COMM COMM_OR_NULL INTRACOMM DATATYPE DATATYPE_ANY DATATYPE_OR_NULL OP
   OP_ANY INFO INFO_NOTNULL ERRHANDLER GROUP GROUP_OR_NULL COUNT NONNEG
   BUF(count,datatype) RANK(comm) DEST(comm) SOURCE(comm) TAG RECV_TAG OUT
-  REQUEST_OUT REQUEST_INOUT WIN SESSION RAW
+  REQUEST_OUT REQUEST_INOUT WIN WIN_OR_NULL SESSION FILE RAW
 Directives: custom  noinit  impl=<name>  errobj=<param>  nocheck
+  errobj=file:<C expression> sends errors to the handler of that MPI_File
+  (MPI_File_open/delete: MPI_FILE_NULL; MPI_File_close: *fh).
 Handle parameters passed by value and not named get the default kind of their
 type (COMM, DATATYPE, OP, INFO, ERRHANDLER, GROUP, WIN, SESSION).
 A function X whose twin X_c exists shares X_c's impl when the two differ only
@@ -40,6 +42,7 @@ HANDLE_KIND = {
     "MPI_Group": ("group", "GROUP"),
     "MPI_Win": ("win", "WIN"),
     "MPI_Session": ("session", "SESSION"),
+    "MPI_File": ("file", "FILE"),
 }
 
 # kind -> (internal C type of the impl parameter, converter, null allowed,
@@ -60,7 +63,9 @@ CONVERT = {
     "GROUP": ("weft_group_t *", "group", False, "MPI_ERR_GROUP", "group"),
     "GROUP_OR_NULL": ("weft_group_t *", "group", True, "MPI_ERR_GROUP", "group"),
     "WIN": ("weft_win_t *", "win", False, "MPI_ERR_WIN", "window"),
+    "WIN_OR_NULL": ("weft_win_t *", "win", True, "MPI_ERR_WIN", "window"),
     "SESSION": ("weft_session_t *", "session", False, "MPI_ERR_SESSION", "session"),
+    "FILE": ("weft_file_t *", "file", False, "MPI_ERR_FILE", "file"),
 }
 
 SCALAR_WIDEN = {("int", "MPI_Count"), ("int", "MPI_Aint"), ("MPI_Aint", "MPI_Count")}
@@ -197,7 +202,7 @@ def impl_params(f, typesrc):
 def error_object(f):
     if "errobj" in f.directives:
         return f.directives["errobj"]
-    for pref in ("comm", "win", "file", "session"):
+    for pref in ("comm", "win", "file", "fh", "session"):
         for p in f.params:
             if p.name == pref and not p.array and p.base_type in (
                     "MPI_Comm", "MPI_Win", "MPI_File", "MPI_Session"):
@@ -315,7 +320,9 @@ def gen_wrapper(f, funcs):
         k = kind_of(f, p)
         args.append(f"{p.name}_obj" if k in CONVERT else p.name)
     eo = error_object(f)
-    if eo:
+    if eo and eo.startswith("file:"):
+        disp = f"weft_err_dispatch_file({eo[5:]}, rc)"
+    elif eo:
         etype = next(p for p in f.params if p.name == eo).base_type
         conv = {"MPI_Comm": "comm", "MPI_Win": "win", "MPI_File": "file",
                 "MPI_Session": "session"}[etype]

@@ -27,6 +27,8 @@
 #include "core/runtime.h"
 #include "util/log.h"
 #include "util/tunables.h"
+#include "core/mpit/event.h"
+#include "core/mpit/pvar.h"
 
 const char *const weft_coll_names[WEFT_COLL_COUNT] = {
 #define X(_U, _l) #_l,
@@ -374,24 +376,25 @@ fail:
 
 /* ---- selection -------------------------------------------------------------- */
 
-static const char **const force_tunable[WEFT_COLL_COUNT] = {
-    [WEFT_COLL_BARRIER]              = &weft_tunables.BARRIER_ALGORITHM,
-    [WEFT_COLL_BCAST]                = &weft_tunables.BCAST_ALGORITHM,
-    [WEFT_COLL_GATHER]               = &weft_tunables.GATHER_ALGORITHM,
-    [WEFT_COLL_GATHERV]              = &weft_tunables.GATHERV_ALGORITHM,
-    [WEFT_COLL_SCATTER]              = &weft_tunables.SCATTER_ALGORITHM,
-    [WEFT_COLL_SCATTERV]             = &weft_tunables.SCATTERV_ALGORITHM,
-    [WEFT_COLL_ALLGATHER]            = &weft_tunables.ALLGATHER_ALGORITHM,
-    [WEFT_COLL_ALLGATHERV]           = &weft_tunables.ALLGATHERV_ALGORITHM,
-    [WEFT_COLL_ALLTOALL]             = &weft_tunables.ALLTOALL_ALGORITHM,
-    [WEFT_COLL_ALLTOALLV]            = &weft_tunables.ALLTOALLV_ALGORITHM,
-    [WEFT_COLL_ALLTOALLW]            = &weft_tunables.ALLTOALLW_ALGORITHM,
-    [WEFT_COLL_REDUCE]               = &weft_tunables.REDUCE_ALGORITHM,
-    [WEFT_COLL_ALLREDUCE]            = &weft_tunables.ALLREDUCE_ALGORITHM,
-    [WEFT_COLL_REDUCE_SCATTER]       = &weft_tunables.REDUCE_SCATTER_ALGORITHM,
-    [WEFT_COLL_REDUCE_SCATTER_BLOCK] = &weft_tunables.REDUCE_SCATTER_BLOCK_ALGORITHM,
-    [WEFT_COLL_SCAN]                 = &weft_tunables.SCAN_ALGORITHM,
-    [WEFT_COLL_EXSCAN]               = &weft_tunables.EXSCAN_ALGORITHM,
+/* The WEFT_<COLL>_ALGORITHM rows (enums: value 0 is "auto", then the names). */
+static const int force_tunable[WEFT_COLL_COUNT] = {
+    [WEFT_COLL_BARRIER]              = WEFT_TUNABLE_BARRIER_ALGORITHM,
+    [WEFT_COLL_BCAST]                = WEFT_TUNABLE_BCAST_ALGORITHM,
+    [WEFT_COLL_GATHER]               = WEFT_TUNABLE_GATHER_ALGORITHM,
+    [WEFT_COLL_GATHERV]              = WEFT_TUNABLE_GATHERV_ALGORITHM,
+    [WEFT_COLL_SCATTER]              = WEFT_TUNABLE_SCATTER_ALGORITHM,
+    [WEFT_COLL_SCATTERV]             = WEFT_TUNABLE_SCATTERV_ALGORITHM,
+    [WEFT_COLL_ALLGATHER]            = WEFT_TUNABLE_ALLGATHER_ALGORITHM,
+    [WEFT_COLL_ALLGATHERV]           = WEFT_TUNABLE_ALLGATHERV_ALGORITHM,
+    [WEFT_COLL_ALLTOALL]             = WEFT_TUNABLE_ALLTOALL_ALGORITHM,
+    [WEFT_COLL_ALLTOALLV]            = WEFT_TUNABLE_ALLTOALLV_ALGORITHM,
+    [WEFT_COLL_ALLTOALLW]            = WEFT_TUNABLE_ALLTOALLW_ALGORITHM,
+    [WEFT_COLL_REDUCE]               = WEFT_TUNABLE_REDUCE_ALGORITHM,
+    [WEFT_COLL_ALLREDUCE]            = WEFT_TUNABLE_ALLREDUCE_ALGORITHM,
+    [WEFT_COLL_REDUCE_SCATTER]       = WEFT_TUNABLE_REDUCE_SCATTER_ALGORITHM,
+    [WEFT_COLL_REDUCE_SCATTER_BLOCK] = WEFT_TUNABLE_REDUCE_SCATTER_BLOCK_ALGORITHM,
+    [WEFT_COLL_SCAN]                 = WEFT_TUNABLE_SCAN_ALGORITHM,
+    [WEFT_COLL_EXSCAN]               = WEFT_TUNABLE_EXSCAN_ALGORITHM,
 };
 
 static const char *upper(const char *s, char *buf, size_t n)
@@ -406,23 +409,26 @@ static const char *upper(const char *s, char *buf, size_t n)
 
 static int      forced[WEFT_COLL_COUNT][2]; /* alg id + 1, 0 = none */
 static int      warned[WEFT_ALG_COUNT];
-static unsigned long long alg_calls[WEFT_ALG_COUNT];
-static int      initialized;
+static uint64_t alg_calls[WEFT_ALG_COUNT];   /* the weft_coll_alg_calls pvar */
+static uint64_t coll_calls[WEFT_COLL_COUNT]; /* the weft_coll_calls pvar (not nested calls) */
 
-static void report(void)
+static char        alg_names[WEFT_ALG_COUNT][64]; /* "allreduce:intra:ring" */
+static const char *alg_name_ptrs[WEFT_ALG_COUNT];
+
+/* Before main, so MPI_T sees the arrays' sizes even before MPI_Init. */
+__attribute__((constructor)) static void bind_pvars(void)
 {
-    if (!weft_tunables.REPORT || weft_runtime.pmi.rank != 0) {
-        return;
-    }
+    weft_pvar_bind_array(WEFT_PVAR_COLL_ALG_CALLS, alg_calls, WEFT_ALG_COUNT);
+    weft_pvar_bind_array(WEFT_PVAR_COLL_CALLS, coll_calls, WEFT_COLL_COUNT);
+    weft_pvar_bind_names(WEFT_PVAR_COLL_CALLS, weft_coll_names);
     for (int i = 0; i < WEFT_ALG_COUNT; i++) {
-        if (alg_calls[i]) {
-            fprintf(stderr, "weft[0] report: coll %s %s %s: %llu call%s\n",
-                    weft_coll_names[weft_coll_algs[i].coll],
-                    weft_coll_algs[i].inter ? "inter" : "intra", weft_coll_algs[i].name,
-                    alg_calls[i], alg_calls[i] == 1 ? "" : "s");
-        }
+        snprintf(alg_names[i], sizeof(alg_names[i]), "%s:%s:%s", weft_coll_names[weft_coll_algs[i].coll],
+                 weft_coll_algs[i].inter ? "inter" : "intra", weft_coll_algs[i].name);
+        alg_name_ptrs[i] = alg_names[i];
     }
+    weft_pvar_bind_names(WEFT_PVAR_COLL_ALG_CALLS, alg_name_ptrs);
 }
+static int      initialized;
 
 /* Algorithm calls so far (tests, MPI_T). */
 unsigned long long weft_coll_alg_calls(int alg)
@@ -437,10 +443,13 @@ static void module_init(void)
     void       *list = NULL;
 
     initialized = 1;
-    weft_finalize_register(report);
     for (int c = 0; c < WEFT_COLL_COUNT; c++) {
-        const char *v = force_tunable[c] ? *force_tunable[c] : NULL;
-        if (v == NULL || v[0] == '\0' || strcmp(v, "auto") == 0) {
+        char v[64];
+        if (force_tunable[c] == 0) {
+            continue; /* a collective without a row */
+        }
+        weft_tunables_format(force_tunable[c], v, sizeof(v));
+        if (strcmp(v, "auto") == 0) {
             continue;
         }
         int intra = find_alg(c, 0, v), inter = find_alg(c, 1, v);
@@ -696,6 +705,8 @@ int weft_coll_select(const weft_coll_args_t *a)
     }
     if (alg >= 0) {
         alg_calls[alg]++;
+        coll_calls[a->coll] += !a->nested;
+        WEFT_EVENT_RAISE(COLL_ALGORITHM, a->coll, alg, a->comm->size, a->nested);
         if ((weft_coll_algs[alg].flags & WEFT_R_TWO_LEVEL) &&
             weft_coll_comm_two_level(a->comm) != MPI_SUCCESS) {
             return -1;

@@ -25,6 +25,7 @@
  * layer frees a finished inner request, its on_free installs a fresh one
  * for the next start.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -383,6 +384,29 @@ static int check_types_array(const MPI_Datatype *h, int n, const char *arg,
     return MPI_SUCCESS;
 }
 
+/* Counts that are not significant everywhere (MPI_IN_PLACE, root-only)
+ * are passed through unchecked by the entry points and checked here where
+ * they matter. */
+static int check_count(MPI_Count count, const char *arg)
+{
+    if (count < 0) {
+        return weft_error(MPI_ERR_COUNT, "argument %s: negative value %lld", arg,
+                          (long long)count);
+    }
+    return MPI_SUCCESS;
+}
+
+/* MPI_IN_PLACE in a position where the standard never allows it (every
+ * receive buffer but scatter's at the root, bcast's buffer, neighborhood
+ * buffers). */
+static int no_inplace(const void *buf, const char *arg)
+{
+    if (buf == MPI_IN_PLACE) {
+        return weft_error(MPI_ERR_BUFFER, "argument %s: MPI_IN_PLACE is not allowed here", arg);
+    }
+    return MPI_SUCCESS;
+}
+
 static int no_inplace_inter(const void *buf, const weft_comm_t *comm, const char *arg)
 {
     if (comm->is_inter && buf == MPI_IN_PLACE) {
@@ -407,6 +431,7 @@ static int check_reduction(const void *sbuf, void *rbuf, MPI_Count count, weft_d
     int rc = check_type(dt, "datatype");
     WEFT_TRY(rc, weft_op_check(op, dt));
     WEFT_TRY(rc, no_inplace_inter(sbuf, comm, "sendbuf"));
+    WEFT_TRY(rc, no_inplace(rbuf, "recvbuf"));
     WEFT_TRY(rc, check_alias(sbuf, rbuf, count));
     if (rc == MPI_SUCCESS && (op->id == WEFT_OP_REPLACE || op->id == WEFT_OP_NO_OP)) {
         rc = weft_error(MPI_ERR_OP, "argument op: %s is only valid in accumulate operations",
@@ -437,7 +462,9 @@ static int do_bcast(void *buffer, MPI_Count count, weft_datatype_t *datatype, in
     weft_coll_args_t a;
     int              rc = check_root(root, comm);
     if (!(comm->is_inter && root == MPI_PROC_NULL)) {
+        WEFT_TRY(rc, check_count(count, "count"));
         WEFT_TRY(rc, check_type(datatype, "datatype"));
+        WEFT_TRY(rc, no_inplace(buffer, "buffer"));
     }
     if (rc != MPI_SUCCESS) {
         return rc;
@@ -451,13 +478,19 @@ static int do_bcast(void *buffer, MPI_Count count, weft_datatype_t *datatype, in
 /* Argument checks shared by gather(v) and scatter(v). The data side is what
  * every non-root rank provides (gather: sendbuf/sendtype, scatter:
  * recvbuf/recvtype); root_type is the root's other side (gather: recvtype,
- * scatter: sendtype). v-forms pass v = 1 and the root's counts and displs.
+ * scatter: sendtype).
+ * count is the data side's count, root_count the root's (gather: recvcount,
+ * scatter: sendcount), root_buf the root's buffer (gather: recvbuf, scatter:
+ * sendbuf; never MPI_IN_PLACE). v-forms pass v = 1 and the root's counts
+ * and displs (root_count unused). Only what is significant at this rank is
+ * checked.
  * *me_root: this rank is the root; *data_used: its data side is significant
  * (not the root in place, not in the root's group on an intercommunicator). */
 enum { ROOTED_GATHER, ROOTED_SCATTER };
 
 static int check_rooted(int kind, int root, const weft_comm_t *comm, const void *buf,
-                        weft_datatype_t *type, weft_datatype_t *root_type, int v,
+                        MPI_Count count, weft_datatype_t *type, const void *root_buf,
+                        MPI_Count root_count, weft_datatype_t *root_type, int v,
                         const void *counts, const void *displs, int *me_root, int *data_used)
 {
     const int   g        = kind == ROOTED_GATHER;
@@ -468,9 +501,14 @@ static int check_rooted(int kind, int root, const weft_comm_t *comm, const void 
     *data_used = comm->is_inter ? (root != MPI_ROOT && root != MPI_PROC_NULL)
                                 : !(*me_root && buf == MPI_IN_PLACE);
     if (*data_used) {
+        WEFT_TRY(rc, check_count(count, g ? "sendcount" : "recvcount"));
         WEFT_TRY(rc, check_type(type, g ? "sendtype" : "recvtype"));
     }
     if (*me_root) {
+        WEFT_TRY(rc, no_inplace(root_buf, g ? "recvbuf" : "sendbuf"));
+        if (!v) {
+            WEFT_TRY(rc, check_count(root_count, g ? "recvcount" : "sendcount"));
+        }
         WEFT_TRY(rc, check_type(root_type, g ? "recvtype" : "sendtype"));
         if (rc == MPI_SUCCESS && v && (counts == NULL || displs == NULL)) {
             rc = weft_error(MPI_ERR_ARG, g ? "NULL recvcounts or displs at the root"
@@ -485,14 +523,110 @@ static int check_rooted(int kind, int root, const weft_comm_t *comm, const void 
     return rc;
 }
 
+/* Bytes of count elements of type, or -1 when that is not a valid block
+ * (bad count or type). */
+static MPI_Count block_bytes(MPI_Count count, const weft_datatype_t *type)
+{
+    if (count < 0 || type == NULL || !weft_datatype_is_committed(type)) {
+        return -1;
+    }
+    return count * type->size;
+}
+
+/* A rank whose own arguments fail the checks of a gather(v)/scatter(v) (with
+ * a valid root) still takes its part in the message pattern, with zeroed
+ * scratch buffers of the sizes the others expect as far as it can tell
+ * (block: this rank's block in bytes, or the root's per-rank bytes in
+ * root_bytes for the v-forms; unknown sizes count as 0). So the other ranks
+ * are not left waiting for ever and the communicator's collective tag
+ * sequence stays aligned; they complete without learning of the error
+ * (scatter: zero bytes or zeros, gather: the root discards what it gets).
+ * Not possible for persistent requests (the failing rank has none to
+ * start) nor where an unknown size could change the algorithm choice
+ * (non-v forms with no valid block size). Returns rc, the original error,
+ * with its reason kept. */
+static int rooted_take_part(int coll, int root, weft_comm_t *comm, MPI_Count block,
+                            const MPI_Count *root_bytes, int mode, int rc)
+{
+    weft_coll_args_t a;
+    const int        g       = coll == WEFT_COLL_GATHER || coll == WEFT_COLL_GATHERV;
+    const int        v       = coll == WEFT_COLL_GATHERV || coll == WEFT_COLL_SCATTERV;
+    const int        me_root = is_root(root, comm);
+    int              n       = comm->peer_size;
+    MPI_Count       *counts  = NULL, total = 0;
+    MPI_Aint        *displs  = NULL;
+    char            *scratch = NULL, reason[512];
+
+    if (mode == MODE_PERSISTENT || (comm->is_inter && root == MPI_PROC_NULL) ||
+        (comm->is_inter ? root != MPI_ROOT && (root < 0 || root >= comm->peer_size)
+                        : root < 0 || root >= comm->size) ||
+        (!v && block < 0 && !me_root)) {
+        return rc;
+    }
+    snprintf(reason, sizeof(reason), "%s", weft_err_reason());
+    block = block < 0 ? 0 : block;
+    if (me_root && v) {
+        counts = calloc((size_t)n, sizeof(*counts));
+        displs = calloc((size_t)n, sizeof(*displs));
+        if (counts == NULL || displs == NULL) {
+            goto out;
+        }
+        for (int i = 0; i < n; i++) {
+            counts[i] = root_bytes != NULL && root_bytes[i] > 0 ? root_bytes[i] : 0;
+            displs[i] = (MPI_Aint)total;
+            total += counts[i];
+        }
+    } else {
+        total = me_root ? block * n : block;
+    }
+    scratch = calloc(1, (size_t)total + 1);
+    if (scratch == NULL) {
+        goto out;
+    }
+    args_init(&a, coll, comm);
+    a.root = root;
+    a.sdt = a.rdt = weft_coll_byte ? weft_coll_byte : weft_datatype_from_handle(MPI_BYTE);
+    a.scount = a.rcount = block;
+    if (g) {
+        a.sbuf = me_root && !comm->is_inter ? MPI_IN_PLACE : scratch;
+        a.rbuf = scratch, a.rcounts = counts, a.rdispls = displs;
+    } else {
+        a.rbuf = me_root && !comm->is_inter ? MPI_IN_PLACE : scratch;
+        a.sbuf = scratch, a.scounts = counts, a.sdispls = displs;
+    }
+    (void)run(&a, MODE_BLOCKING, NULL);
+out:
+    free(scratch);
+    free(counts);
+    free(displs);
+    return weft_error(rc, "%s", reason);
+}
+
+/* Per-rank byte counts of a v-form's root side, or NULL when unknown. */
+static MPI_Count *root_v_bytes(const weft_comm_t *comm, const MPI_Count *counts,
+                               const weft_datatype_t *type)
+{
+    MPI_Count *b;
+
+    if (counts == NULL || block_bytes(0, type) < 0 ||
+        (b = malloc(sizeof(*b) * (size_t)(comm->peer_size > 0 ? comm->peer_size : 1))) == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < comm->peer_size; i++) {
+        b[i] = block_bytes(counts[i], type);
+    }
+    return b;
+}
+
 static int do_gather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
                      void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root,
                      weft_comm_t *comm, int mode, MPI_Request *request)
 {
     weft_coll_args_t a;
     int              me_root, sends;
-    int              rc = check_rooted(ROOTED_GATHER, root, comm, sendbuf, sendtype, recvtype, 0,
-                                       NULL, NULL, &me_root, &sends);
+    int              rc = check_rooted(ROOTED_GATHER, root, comm, sendbuf, sendcount, sendtype,
+                                       recvbuf, recvcount, recvtype, 0, NULL, NULL, &me_root,
+                                       &sends);
     if (rc == MPI_SUCCESS && me_root && !comm->is_inter && sendbuf != MPI_IN_PLACE &&
         sendcount * sendtype->size != recvcount * recvtype->size) {
         rc = weft_error(MPI_ERR_TRUNCATE, "root's send and receive blocks differ in size "
@@ -501,7 +635,11 @@ static int do_gather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *
                         (long long)(recvcount * recvtype->size));
     }
     if (rc != MPI_SUCCESS) {
-        return rc;
+        MPI_Count b = me_root ? block_bytes(recvcount, recvtype) : -1;
+        if (b < 0 && !(me_root && sendbuf == MPI_IN_PLACE)) {
+            b = block_bytes(sendcount, sendtype);
+        }
+        return rooted_take_part(WEFT_COLL_GATHER, root, comm, b, NULL, mode, rc);
     }
     args_init(&a, WEFT_COLL_GATHER, comm);
     a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sends ? sendtype : recvtype;
@@ -517,9 +655,15 @@ static int do_gatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t 
 {
     weft_coll_args_t a;
     int              me_root, sends;
-    int              rc = check_rooted(ROOTED_GATHER, root, comm, sendbuf, sendtype, recvtype, 1,
-                                       recvcounts, displs, &me_root, &sends);
+    int              rc = check_rooted(ROOTED_GATHER, root, comm, sendbuf, sendcount, sendtype,
+                                       recvbuf, 0, recvtype, 1, recvcounts, displs, &me_root,
+                                       &sends);
     if (rc != MPI_SUCCESS) {
+        MPI_Count *rb = me_root ? root_v_bytes(comm, recvcounts, recvtype) : NULL;
+        rc            = rooted_take_part(WEFT_COLL_GATHERV, root, comm,
+                                         me_root ? -1 : block_bytes(sendcount, sendtype),
+                                         rb, mode, rc);
+        free(rb);
         return rc;
     }
     args_init(&a, WEFT_COLL_GATHERV, comm);
@@ -536,10 +680,15 @@ static int do_scatter(const void *sendbuf, MPI_Count sendcount, weft_datatype_t 
 {
     weft_coll_args_t a;
     int              me_root, recvs;
-    int              rc = check_rooted(ROOTED_SCATTER, root, comm, recvbuf, recvtype, sendtype, 0,
-                                       NULL, NULL, &me_root, &recvs);
+    int              rc = check_rooted(ROOTED_SCATTER, root, comm, recvbuf, recvcount, recvtype,
+                                       sendbuf, sendcount, sendtype, 0, NULL, NULL, &me_root,
+                                       &recvs);
     if (rc != MPI_SUCCESS) {
-        return rc;
+        MPI_Count b = me_root ? block_bytes(sendcount, sendtype) : -1;
+        if (b < 0 && !(me_root && recvbuf == MPI_IN_PLACE)) {
+            b = block_bytes(recvcount, recvtype);
+        }
+        return rooted_take_part(WEFT_COLL_SCATTER, root, comm, b, NULL, mode, rc);
     }
     args_init(&a, WEFT_COLL_SCATTER, comm);
     a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvs ? recvtype : sendtype;
@@ -555,9 +704,15 @@ static int do_scatterv(const void *sendbuf, const MPI_Count sendcounts[], const 
 {
     weft_coll_args_t a;
     int              me_root, recvs;
-    int              rc = check_rooted(ROOTED_SCATTER, root, comm, recvbuf, recvtype, sendtype, 1,
-                                       sendcounts, displs, &me_root, &recvs);
+    int              rc = check_rooted(ROOTED_SCATTER, root, comm, recvbuf, recvcount, recvtype,
+                                       sendbuf, 0, sendtype, 1, sendcounts, displs, &me_root,
+                                       &recvs);
     if (rc != MPI_SUCCESS) {
+        MPI_Count *rb = me_root ? root_v_bytes(comm, sendcounts, sendtype) : NULL;
+        rc            = rooted_take_part(WEFT_COLL_SCATTERV, root, comm,
+                                         me_root ? -1 : block_bytes(recvcount, recvtype),
+                                         rb, mode, rc);
+        free(rb);
         return rc;
     }
     args_init(&a, WEFT_COLL_SCATTERV, comm);
@@ -575,15 +730,19 @@ static int do_allgather(const void *sendbuf, MPI_Count sendcount, weft_datatype_
     weft_coll_args_t a;
     int              rc = check_type(recvtype, "recvtype");
     if (sendbuf != MPI_IN_PLACE) {
+        WEFT_TRY(rc, check_count(sendcount, "sendcount"));
         WEFT_TRY(rc, check_type(sendtype, "sendtype"));
     }
+    WEFT_TRY(rc, no_inplace(recvbuf, "recvbuf"));
     WEFT_TRY(rc, no_inplace_inter(sendbuf, comm, "sendbuf"));
     WEFT_TRY(rc, check_alias(sendbuf, recvbuf, recvcount));
     if (rc != MPI_SUCCESS) {
         return rc;
     }
     args_init(&a, WEFT_COLL_ALLGATHER, comm);
-    a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
+    a.sbuf   = sendbuf;
+    a.scount = sendbuf == MPI_IN_PLACE ? recvcount : sendcount; /* ignored in place */
+    a.sdt    = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
     a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvtype;
     return run(&a, mode, request);
 }
@@ -596,8 +755,10 @@ static int do_allgatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype
     weft_coll_args_t a;
     int              rc = check_type(recvtype, "recvtype");
     if (sendbuf != MPI_IN_PLACE) {
+        WEFT_TRY(rc, check_count(sendcount, "sendcount"));
         WEFT_TRY(rc, check_type(sendtype, "sendtype"));
     }
+    WEFT_TRY(rc, no_inplace(recvbuf, "recvbuf"));
     WEFT_TRY(rc, no_inplace_inter(sendbuf, comm, "sendbuf"));
     if (rc == MPI_SUCCESS && (recvcounts == NULL || displs == NULL)) {
         rc = weft_error(MPI_ERR_ARG, "NULL recvcounts or displs");
@@ -618,8 +779,10 @@ static int do_alltoall(const void *sendbuf, MPI_Count sendcount, weft_datatype_t
     weft_coll_args_t a;
     int              rc = check_type(recvtype, "recvtype");
     if (sendbuf != MPI_IN_PLACE) {
+        WEFT_TRY(rc, check_count(sendcount, "sendcount"));
         WEFT_TRY(rc, check_type(sendtype, "sendtype"));
     }
+    WEFT_TRY(rc, no_inplace(recvbuf, "recvbuf"));
     WEFT_TRY(rc, no_inplace_inter(sendbuf, comm, "sendbuf"));
     WEFT_TRY(rc, check_alias(sendbuf, recvbuf, recvcount));
     if (rc != MPI_SUCCESS) {
@@ -640,6 +803,7 @@ static int do_alltoallv(const void *sendbuf, const MPI_Count sendcounts[], const
 {
     weft_coll_args_t a;
     int              rc = check_type(recvtype, "recvtype");
+    WEFT_TRY(rc, no_inplace(recvbuf, "recvbuf"));
     if (sendbuf != MPI_IN_PLACE) {
         WEFT_TRY(rc, check_type(sendtype, "sendtype"));
         if (rc == MPI_SUCCESS && (sendcounts == NULL || sdispls == NULL)) {
@@ -672,6 +836,10 @@ static int alltoallw_common(int coll, const void *sendbuf, const MPI_Count sendc
 
     if (recvcounts == NULL && nrecv > 0) {
         rc = weft_error(MPI_ERR_ARG, "NULL recvcounts");
+    }
+    WEFT_TRY(rc, no_inplace(recvbuf, "recvbuf"));
+    if (coll == WEFT_COLL_NEIGHBOR_ALLTOALLW) {
+        WEFT_TRY(rc, no_inplace(sendbuf, "sendbuf"));
     }
     WEFT_TRY(rc, check_types_array(recvtypes, nrecv, "recvtypes", &rt, recvcounts));
     if (sendbuf != MPI_IN_PLACE) {
@@ -710,6 +878,38 @@ static int do_alltoallw(const void *sendbuf, const MPI_Count sendcounts[], const
                             comm->peer_size, mode, request);
 }
 
+/* A rank of an intracommunicator reduce whose count, datatype and op are
+ * fine but whose buffers are not (MPI_IN_PLACE where not allowed, sendbuf
+ * the same as recvbuf) still takes part with scratch buffers (zeros for a
+ * missing contribution), so the others do not wait for ever (see
+ * rooted_take_part); its error is returned. */
+static int reduce_take_part(const void *sendbuf, MPI_Count count, weft_datatype_t *dt,
+                            weft_op_t *op, int root, weft_comm_t *comm, int mode, int rc)
+{
+    weft_coll_args_t a;
+    char             reason[512], *scratch;
+    MPI_Aint         span;
+
+    if (mode == MODE_PERSISTENT || comm->is_inter || root < 0 || root >= comm->size ||
+        count < 0 || dt == NULL || !weft_datatype_is_committed(dt) || op == NULL ||
+        weft_op_check(op, dt) != MPI_SUCCESS) {
+        return rc;
+    }
+    snprintf(reason, sizeof(reason), "%s", weft_err_reason());
+    span    = count > 0 ? dt->true_extent + (MPI_Aint)(count - 1) * dt->extent : 0;
+    scratch = calloc(1, (size_t)span + 1);
+    if (scratch != NULL) {
+        args_init(&a, WEFT_COLL_REDUCE, comm);
+        a.rbuf  = scratch - dt->true_lb;
+        a.sbuf  = sendbuf == MPI_IN_PLACE ? (is_root(root, comm) ? MPI_IN_PLACE : a.rbuf) : sendbuf;
+        a.count = count, a.dt = dt, a.op = op;
+        a.sdt = a.rdt = dt, a.root = root;
+        (void)run(&a, MODE_BLOCKING, NULL);
+        free(scratch);
+    }
+    return weft_error(rc, "%s", reason);
+}
+
 static int do_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
                      weft_datatype_t *datatype, weft_op_t *op, int root, weft_comm_t *comm,
                      int mode, MPI_Request *request)
@@ -717,6 +917,7 @@ static int do_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
     weft_coll_args_t a;
     int              rc = check_root(root, comm);
     if (!(comm->is_inter && root == MPI_PROC_NULL)) {
+        WEFT_TRY(rc, check_count(count, "count"));
         WEFT_TRY(rc, check_reduction(sendbuf, is_root(root, comm) ? recvbuf : NULL, count,
                                      datatype, op, comm));
     }
@@ -724,7 +925,7 @@ static int do_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
         rc = weft_error(MPI_ERR_BUFFER, "argument sendbuf: MPI_IN_PLACE is only valid at the root");
     }
     if (rc != MPI_SUCCESS) {
-        return rc;
+        return reduce_take_part(sendbuf, count, datatype, op, root, comm, mode, rc);
     }
     args_init(&a, WEFT_COLL_REDUCE, comm);
     a.sbuf = sendbuf, a.rbuf = recvbuf, a.count = count, a.dt = datatype, a.op = op;
@@ -835,6 +1036,8 @@ static int do_neighbor_allgather(const void *sendbuf, MPI_Count sendcount,
     int              in, out, rc = topo_check(comm, &in, &out);
     WEFT_TRY(rc, check_type(sendtype, "sendtype"));
     WEFT_TRY(rc, check_type(recvtype, "recvtype"));
+    WEFT_TRY(rc, no_inplace(sendbuf, "sendbuf"));
+    WEFT_TRY(rc, no_inplace(recvbuf, "recvbuf"));
     if (rc != MPI_SUCCESS) {
         return rc;
     }
@@ -854,6 +1057,8 @@ static int do_neighbor_allgatherv(const void *sendbuf, MPI_Count sendcount,
     int              in, out, rc = topo_check(comm, &in, &out);
     WEFT_TRY(rc, check_type(sendtype, "sendtype"));
     WEFT_TRY(rc, check_type(recvtype, "recvtype"));
+    WEFT_TRY(rc, no_inplace(sendbuf, "sendbuf"));
+    WEFT_TRY(rc, no_inplace(recvbuf, "recvbuf"));
     if (rc != MPI_SUCCESS) {
         return rc;
     }
@@ -872,6 +1077,8 @@ static int do_neighbor_alltoall(const void *sendbuf, MPI_Count sendcount,
     int              in, out, rc = topo_check(comm, &in, &out);
     WEFT_TRY(rc, check_type(sendtype, "sendtype"));
     WEFT_TRY(rc, check_type(recvtype, "recvtype"));
+    WEFT_TRY(rc, no_inplace(sendbuf, "sendbuf"));
+    WEFT_TRY(rc, no_inplace(recvbuf, "recvbuf"));
     if (rc != MPI_SUCCESS) {
         return rc;
     }
@@ -891,6 +1098,8 @@ static int do_neighbor_alltoallv(const void *sendbuf, const MPI_Count sendcounts
     int              in, out, rc = topo_check(comm, &in, &out);
     WEFT_TRY(rc, check_type(sendtype, "sendtype"));
     WEFT_TRY(rc, check_type(recvtype, "recvtype"));
+    WEFT_TRY(rc, no_inplace(sendbuf, "sendbuf"));
+    WEFT_TRY(rc, no_inplace(recvbuf, "recvbuf"));
     if (rc != MPI_SUCCESS) {
         return rc;
     }

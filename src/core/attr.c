@@ -75,12 +75,24 @@ static int is_predefined(int keyval)
            (keyval >= MPI_WIN_BASE && keyval <= MPI_WIN_MODEL);
 }
 
-/* A live keyval of kind, or NULL with the error recorded in *rc. */
-static keyval_t *keyval_check(int keyval, weft_attr_kind_t kind, int *rc)
+static struct weft_attr_entry *find_entry(struct weft_attr_entry *list, int keyval)
+{
+    while (list != NULL && list->keyval != keyval) {
+        list = list->next;
+    }
+    return list;
+}
+
+/* A keyval of kind usable on an object whose attributes are list, or NULL
+ * with the error recorded in *rc. A freed keyval stays usable by the
+ * attributes still carrying it (MPI: the free only takes effect once no
+ * attribute uses it) for get and delete; list == NULL: only live keyvals. */
+static keyval_t *keyval_check(int keyval, weft_attr_kind_t kind, struct weft_attr_entry *list,
+                              int *rc)
 {
     keyval_t *kv = keyval_get(keyval);
 
-    if (kv == NULL || !kv->live) {
+    if (kv == NULL || (!kv->live && find_entry(list, keyval) == NULL)) {
         *rc = weft_error(MPI_ERR_KEYVAL, "argument keyval: %d is %s", keyval,
                          is_predefined(keyval) ? "a predefined keyval (read-only)"
                          : kv != NULL          ? "a freed keyval"
@@ -108,7 +120,7 @@ static int keyval_free(int *keyval, weft_attr_kind_t kind)
     if (keyval == NULL) {
         return weft_error(MPI_ERR_ARG, "argument keyval: NULL pointer");
     }
-    kv = keyval_check(*keyval, kind, &rc);
+    kv = keyval_check(*keyval, kind, NULL, &rc);
     if (kv == NULL) {
         return rc;
     }
@@ -170,36 +182,68 @@ static int callback_error(int rc, const char *what, int keyval)
     return weft_error(rc, "the %s callback of keyval %d returned error %d", what, keyval, rc);
 }
 
-/* ---- lists (sorted by keyval = creation order) ---------------------- */
+/* ---- lists (in order of setting) ------------------------------------ */
 
-static struct weft_attr_entry **find_link(struct weft_attr_entry **list, int keyval)
+/* Order stamp of each attribute: lists are kept sorted by it, so that
+ * deletion can run in reverse order of setting (required for
+ * MPI_COMM_SELF at MPI_Finalize) and a detached entry can go back in
+ * place. */
+static unsigned long attr_seq;
+
+static void insert_by_seq(struct weft_attr_entry **list, struct weft_attr_entry *e)
 {
-    while (*list != NULL && (*list)->keyval < keyval) {
+    while (*list != NULL && (*list)->seq < e->seq) {
         list = &(*list)->next;
     }
-    return list;
+    e->next = *list;
+    *list   = e;
+}
+
+/* Unlinks e from *list if it is still there (a callback may have removed it). */
+static void unlink_entry(struct weft_attr_entry **list, struct weft_attr_entry *e)
+{
+    while (*list != NULL && *list != e) {
+        list = &(*list)->next;
+    }
+    if (*list == e) {
+        *list = e->next;
+    }
+}
+
+/* Runs e's delete callback with e detached from the list, because the
+ * callback may set or delete other attributes of the same object. On
+ * failure e goes back in its place; on success it is freed. */
+static int delete_entry(weft_attr_kind_t kind, void *handle, struct weft_attr_entry **list,
+                        struct weft_attr_entry *e)
+{
+    keyval_t *kv = keyval_get(e->keyval);
+    int       rc;
+
+    unlink_entry(list, e);
+    rc = call_delete(kv, kind, handle, e->keyval, e->value);
+    if (rc != MPI_SUCCESS) {
+        insert_by_seq(list, e);
+        return callback_error(rc, "delete", e->keyval);
+    }
+    keyval_unref(kv);
+    free(e);
+    return MPI_SUCCESS;
 }
 
 int weft_attr_delete_all(weft_attr_kind_t kind, void *handle, struct weft_attr_entry **list_p)
 {
-    /* Newest key first: delete from the tail. */
+    /* Last set first: delete from the tail. */
     while (*list_p != NULL) {
-        struct weft_attr_entry **link = list_p, *a;
-        keyval_t                *kv;
-        int                      rc;
+        struct weft_attr_entry *a = *list_p;
+        int                     rc;
 
-        while ((*link)->next != NULL) {
-            link = &(*link)->next;
+        while (a->next != NULL) {
+            a = a->next;
         }
-        a  = *link;
-        kv = keyval_get(a->keyval);
-        rc = call_delete(kv, kind, handle, a->keyval, a->value);
+        rc = delete_entry(kind, handle, list_p, a);
         if (rc != MPI_SUCCESS) {
-            return callback_error(rc, "delete", a->keyval);
+            return rc;
         }
-        *link = NULL;
-        keyval_unref(kv);
-        free(a);
     }
     return MPI_SUCCESS;
 }
@@ -231,6 +275,7 @@ int weft_attr_copy_all(weft_attr_kind_t kind, void *old_handle, struct weft_attr
         e->next   = NULL;
         e->keyval = a->keyval;
         e->value  = out;
+        e->seq    = ++attr_seq; /* the copies keep the original's order */
         kv->refs++;
         *tail = e;
         tail  = &e->next;
@@ -241,22 +286,27 @@ int weft_attr_copy_all(weft_attr_kind_t kind, void *old_handle, struct weft_attr
 static int attr_set(weft_attr_kind_t kind, void *handle, struct weft_attr_entry **list, int keyval,
                     void *value)
 {
-    keyval_t                *kv;
-    struct weft_attr_entry **link, *e;
-    int                      rc;
+    keyval_t               *kv;
+    struct weft_attr_entry *e;
+    int                     rc;
 
-    kv = keyval_check(keyval, kind, &rc);
+    kv = keyval_check(keyval, kind, NULL, &rc); /* a freed keyval makes no new value */
     if (kv == NULL) {
         return rc;
     }
-    link = find_link(list, keyval);
-    if (*link != NULL && (*link)->keyval == keyval) {
-        rc = call_delete(kv, kind, handle, keyval, (*link)->value);
+    e = find_entry(*list, keyval);
+    if (e != NULL) {
+        /* Replacing keeps the attribute's place in the order of setting. */
+        void *old = e->value;
+        rc        = call_delete(kv, kind, handle, keyval, old);
         if (rc != MPI_SUCCESS) {
             return callback_error(rc, "delete", keyval);
         }
-        (*link)->value = value;
-        return MPI_SUCCESS;
+        e = find_entry(*list, keyval); /* the callback may have deleted it */
+        if (e != NULL) {
+            e->value = value;
+            return MPI_SUCCESS;
+        }
     }
     e = malloc(sizeof(*e));
     if (e == NULL) {
@@ -264,8 +314,8 @@ static int attr_set(weft_attr_kind_t kind, void *handle, struct weft_attr_entry 
     }
     e->keyval = keyval;
     e->value  = value;
-    e->next   = *link;
-    *link     = e;
+    e->seq    = ++attr_seq;
+    insert_by_seq(list, e);
     kv->refs++;
     return MPI_SUCCESS;
 }
@@ -276,44 +326,33 @@ static int attr_get(weft_attr_kind_t kind, struct weft_attr_entry *list, int key
     keyval_t *kv;
     int       rc;
 
-    kv = keyval_check(keyval, kind, &rc);
+    struct weft_attr_entry *e;
+
+    kv = keyval_check(keyval, kind, list, &rc);
     if (kv == NULL) {
         return rc;
     }
-    for (; list != NULL && list->keyval <= keyval; list = list->next) {
-        if (list->keyval == keyval) {
-            *(void **)attribute_val = list->value;
-            *flag                   = 1;
-            return MPI_SUCCESS;
-        }
+    e     = find_entry(list, keyval);
+    *flag = e != NULL;
+    if (e != NULL) {
+        *(void **)attribute_val = e->value;
     }
-    *flag = 0;
     return MPI_SUCCESS;
 }
 
 static int attr_delete(weft_attr_kind_t kind, void *handle, struct weft_attr_entry **list, int keyval)
 {
-    keyval_t                *kv;
-    struct weft_attr_entry **link, *e;
-    int                      rc;
+    struct weft_attr_entry *e;
+    int                     rc;
 
-    kv = keyval_check(keyval, kind, &rc);
-    if (kv == NULL) {
+    if (keyval_check(keyval, kind, *list, &rc) == NULL) {
         return rc;
     }
-    link = find_link(list, keyval);
-    if (*link == NULL || (*link)->keyval != keyval) {
+    e = find_entry(*list, keyval);
+    if (e == NULL) {
         return MPI_SUCCESS; /* nothing attached: nothing to do */
     }
-    e  = *link;
-    rc = call_delete(kv, kind, handle, keyval, e->value);
-    if (rc != MPI_SUCCESS) {
-        return callback_error(rc, "delete", keyval);
-    }
-    *link = e->next;
-    free(e);
-    keyval_unref(kv);
-    return MPI_SUCCESS;
+    return delete_entry(kind, handle, list, e);
 }
 
 /* ---- predefined communicator attributes ------------------------------ */

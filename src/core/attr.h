@@ -4,15 +4,18 @@
  * Attribute caching on communicators, datatypes and windows (keyvals with
  * copy/delete callbacks).
  *
- * Order: attributes are kept sorted by key creation order. On a duplication
- * (MPI_Comm_dup, MPI_Type_dup, ...) copy callbacks run in key creation order
- * (oldest key first). When an object is freed, delete callbacks run in
- * reverse key creation order (newest key first), like destructors. If a
- * delete callback fails, the free fails with its error and the attributes
- * not yet deleted (including the failing one) stay attached.
+ * Order: attributes are kept in the order they were first set on the object
+ * (replacing a value keeps the place). On a duplication (MPI_Comm_dup,
+ * MPI_Type_dup, ...) copy callbacks run in that order and the copies keep
+ * it. When an object is freed, delete callbacks run in reverse order of
+ * setting, like destructors; MPI requires this for MPI_COMM_SELF at
+ * MPI_Finalize. Delete callbacks may set or delete other attributes of the
+ * same object. If a delete callback fails, the free fails with its error and
+ * the attributes not yet deleted (including the failing one) stay attached.
  *
  * A keyval freed while attributes still use it stays valid for those
- * attributes (their callbacks still run) but not for new calls.
+ * attributes (their callbacks still run, get and delete on an object that
+ * carries it work) but not for setting values.
  */
 #ifndef WEFT_CORE_ATTR_H
 #define WEFT_CORE_ATTR_H
@@ -30,6 +33,7 @@ struct weft_attr_entry {
     struct weft_attr_entry *next;
     int                     keyval;
     void                   *value;
+    unsigned long           seq; /* order of setting (see above) */
 };
 
 /* Copy old_list's attributes for a duplicate of object old_handle into

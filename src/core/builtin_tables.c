@@ -8,6 +8,7 @@
 #include "core/object.h"
 
 __attribute__((weak)) weft_win_t     *weft_builtin_win[1];
+__attribute__((weak)) weft_file_t    *weft_builtin_file[1];
 __attribute__((weak)) weft_session_t *weft_builtin_session[1];
 __attribute__((weak)) weft_message_t *weft_builtin_message[2];
 __attribute__((weak)) weft_request_t *weft_builtin_request[1];

@@ -97,6 +97,7 @@ weft_comm_t *weft_comm_derive(weft_comm_t *parent, weft_group_t *group, weft_gro
     if (parent != NULL) {
         weft_errhandler_retain(parent->errhandler);
         comm->errhandler = parent->errhandler;
+        comm->session    = parent->session;
     }
     return comm;
 }
@@ -166,6 +167,9 @@ int weft_comm_module_init(void)
     if (world == NULL || self == NULL) {
         return MPI_ERR_NO_MEM;
     }
+    /* a restarted runtime (sessions): drop the previous run's groups */
+    weft_group_release(weft_comm_world.group);
+    weft_group_release(weft_comm_self.group);
     weft_ctx_module_init();
     weft_object_init(&weft_comm_world.hdr, WEFT_KIND_COMM, (uintptr_t)MPI_COMM_WORLD);
     comm_init_fields(&weft_comm_world, world, NULL, WEFT_CONTEXT_WORLD);
@@ -288,7 +292,7 @@ out:
 
 /* Copy what a duplicate inherits: info (or the given hints), topology and
  * attributes (copy callbacks). */
-static int comm_dup_into(weft_comm_t *comm, weft_comm_t *nc, weft_info_t *info, int use_info)
+int weft_comm_dup_into(weft_comm_t *comm, weft_comm_t *nc, weft_info_t *info, int use_info)
 {
     int rc;
 
@@ -324,9 +328,10 @@ static int comm_dup(weft_comm_t *comm, weft_info_t *info, int use_info, MPI_Comm
     if (nc == NULL) {
         return no_mem("a communicator");
     }
-    rc = comm_dup_into(comm, nc, info, use_info);
+    rc = weft_comm_dup_into(comm, nc, info, use_info);
     if (rc != MPI_SUCCESS) {
         weft_comm_release(nc);
+        *newcomm = MPI_COMM_NULL; /* MPI: a failed copy callback leaves no new communicator */
         return rc;
     }
     *newcomm = weft_comm_handle_out(nc);
@@ -345,9 +350,9 @@ int weft_comm_dup_with_info_impl(weft_comm_t *comm, weft_info_t *info, MPI_Comm 
     return comm_dup(comm, info, 1, newcomm);
 }
 
-/* The non-blocking duplicates complete at once: the context-id agreement is
- * done before returning (every member must call it in the same order
- * relative to other collectives on comm anyway). */
+/* The non-blocking duplicates return at once and agree on the context id
+ * through the progress engine (comm_idup.c); on an intercommunicator the
+ * two-group agreement is still blocking (completed request). */
 static int completed_request(MPI_Request *request)
 {
     weft_request_t *req = weft_request_alloc(WEFT_REQ_NOOP);
@@ -363,27 +368,31 @@ static int completed_request(MPI_Request *request)
     return MPI_SUCCESS;
 }
 
-int weft_comm_idup_impl(weft_comm_t *comm, MPI_Comm *newcomm, MPI_Request *request)
+static int comm_idup(weft_comm_t *comm, weft_info_t *info, int use_info, MPI_Comm *newcomm,
+                     MPI_Request *request)
 {
     MPI_Comm nc;
-    int      rc = comm_dup(comm, NULL, 0, &nc);
+    int      rc;
 
+    if (!comm->is_inter) {
+        return weft_comm_idup_start(comm, info, use_info, newcomm, request);
+    }
+    rc = comm_dup(comm, info, use_info, &nc);
     if (rc == MPI_SUCCESS && (rc = completed_request(request)) == MPI_SUCCESS) {
         *newcomm = nc;
     }
     return rc;
 }
 
+int weft_comm_idup_impl(weft_comm_t *comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return comm_idup(comm, NULL, 0, newcomm, request);
+}
+
 int weft_comm_idup_with_info_impl(weft_comm_t *comm, weft_info_t *info, MPI_Comm *newcomm,
                                   MPI_Request *request)
 {
-    MPI_Comm nc;
-    int      rc = comm_dup(comm, info, 1, &nc);
-
-    if (rc == MPI_SUCCESS && (rc = completed_request(request)) == MPI_SUCCESS) {
-        *newcomm = nc;
-    }
-    return rc;
+    return comm_idup(comm, info, 1, newcomm, request);
 }
 
 int weft_comm_split_impl(weft_comm_t *comm, int color, int key, MPI_Comm *newcomm)

@@ -37,6 +37,10 @@ struct weft_comm {
                                              (own context id), for internal exchanges */
     int                     owns_context; /* context id came from the allocator */
     int                     freed;        /* MPI_Comm_free called (handle gone) */
+    uint32_t                idup_seq;     /* MPI_Comm_idup calls on it (comm_idup.c) */
+    const void             *session;      /* MPI session it derives from, or NULL
+                                             (compared only: buffered-send lookup) */
+    uint64_t                pvar_msgs_sent, pvar_bytes_sent; /* MPI_T, core/mpit/pvars.def */
 };
 
 extern weft_comm_t weft_comm_world;

@@ -30,6 +30,14 @@ int weft_intercomm_agree(weft_comm_t *inter, int n, uint32_t *ids, int tag);
  * group (*new_p NULL for MPI_UNDEFINED or no remote partner). */
 int weft_intercomm_split(weft_comm_t *inter, int color, int key, weft_comm_t **new_p);
 
+/* Copy into nc what a duplicate of comm inherits: info (info if use_info,
+ * else comm's), topology, attributes (copy callbacks). */
+int weft_comm_dup_into(weft_comm_t *comm, weft_comm_t *nc, weft_info_t *info, int use_info);
+
+/* MPI_Comm_idup(_with_info) on an intracommunicator (comm_idup.c). */
+int weft_comm_idup_start(weft_comm_t *comm, weft_info_t *info, int use_info, MPI_Comm *newcomm,
+                         MPI_Request *request);
+
 
 /* The handle to return for a new communicator (MPI_COMM_NULL for NULL). */
 static inline MPI_Comm weft_comm_handle_out(weft_comm_t *comm)

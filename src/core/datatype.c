@@ -40,7 +40,7 @@ typedef struct {
                                            ? 16 : (1 << ((_h >> 3) & 7)) / (_nunits),      \
       _conv, (1 << ((_h >> 3) & 7)) / (_nunits), _nunits }
 
-enum { SWAP = WEFT_DT_CONV_SWAP, NONE = WEFT_DT_CONV_NONE, LDBL = WEFT_DT_CONV_LDOUBLE };
+enum { SWAP = WEFT_DT_CONV_SWAP, USWAP = WEFT_DT_CONV_USWAP, NONE = WEFT_DT_CONV_NONE, LDBL = WEFT_DT_CONV_LDOUBLE };
 
 static const builtin_desc_t builtin_descs[] = {
     C_TYPE(0x201, "MPI_AINT", MPI_Aint, SWAP, 8),
@@ -49,11 +49,11 @@ static const builtin_desc_t builtin_descs[] = {
     C_TYPE(0x207, "MPI_PACKED", char, NONE, 1),
     C_TYPE(0x208, "MPI_SHORT", short, SWAP, 2),
     C_TYPE(0x209, "MPI_INT", int, SWAP, 4),
-    C_TYPE(0x20a, "MPI_LONG", long, SWAP, 8),
+    C_TYPE(0x20a, "MPI_LONG", long, SWAP, 4),
     C_TYPE(0x20b, "MPI_LONG_LONG", long long, SWAP, 8),
     C_TYPE(0x20c, "MPI_UNSIGNED_SHORT", unsigned short, SWAP, 2),
     C_TYPE(0x20d, "MPI_UNSIGNED", unsigned, SWAP, 4),
-    C_TYPE(0x20e, "MPI_UNSIGNED_LONG", unsigned long, SWAP, 8),
+    C_TYPE(0x20e, "MPI_UNSIGNED_LONG", unsigned long, USWAP, 4),
     C_TYPE(0x20f, "MPI_UNSIGNED_LONG_LONG", unsigned long long, SWAP, 8),
     C_TYPE(0x210, "MPI_FLOAT", float, SWAP, 4),
     C_CPLX(0x212, "MPI_C_FLOAT_COMPLEX", float, SWAP, 4),
@@ -73,7 +73,7 @@ static const builtin_desc_t builtin_descs[] = {
     C_CPLX(0x225, "MPI_CXX_LONG_DOUBLE_COMPLEX", long double, LDBL, 16),
     C_TYPE(0x238, "MPI_C_BOOL", _Bool, NONE, 1),
     C_TYPE(0x239, "MPI_CXX_BOOL", _Bool, NONE, 1),
-    C_TYPE(0x23c, "MPI_WCHAR", wchar_t, SWAP, 4),
+    C_TYPE(0x23c, "MPI_WCHAR", wchar_t, USWAP, 2),
     FIXED(0x240, "MPI_INT8_T", NONE, 1),
     FIXED(0x241, "MPI_UINT8_T", NONE, 1),
     FIXED(0x243, "MPI_CHAR", NONE, 1),

@@ -79,4 +79,11 @@ MPI_Count weft_dt_copy(const void *sbuf, MPI_Count scount, const weft_datatype_t
  * or MPI_UNDEFINED when nbytes ends inside a basic element. */
 MPI_Count weft_dt_elements(const weft_datatype_t *dt, MPI_Count nbytes);
 
+/* external32 (MPI-IO file views use them too): bytes of one element in
+ * external32, and conversion of count elements between memory and a packed
+ * external32 stream (out has room for count * weft_dt_ext32_size(dt)). */
+MPI_Count weft_dt_ext32_size(const weft_datatype_t *dt);
+void      weft_dt_ext32_pack(const weft_datatype_t *dt, MPI_Count count, const void *buf, void *out);
+void      weft_dt_ext32_unpack(const weft_datatype_t *dt, MPI_Count count, const void *in, void *buf);
+
 #endif

@@ -22,8 +22,10 @@ MPI_Count weft_dt_ext32_size(const weft_datatype_t *dt)
 #endif
 
 /* Native integer/float unit of nsz bytes -> big-endian unit of esz bytes and
- * back. Sizes differ only for integers on unusual ABIs: the low-order bytes
- * are kept, the top is sign-filled. */
+ * back. Sizes differ for integers whose external32 size is fixed smaller than
+ * the native one (MPI_LONG, MPI_UNSIGNED_LONG and MPI_WCHAR are 4, 4 and 2
+ * bytes in the standard's table): the low-order bytes are kept, the top is
+ * sign-filled (zero-filled for unsigned types) when unpacking. */
 static void unit_to_be(const unsigned char *native, int nsz, unsigned char *ext, int esz)
 {
     unsigned char fill = (native[HOST_BIG_ENDIAN ? 0 : nsz - 1] & 0x80) ? 0xff : 0;
@@ -32,9 +34,10 @@ static void unit_to_be(const unsigned char *native, int nsz, unsigned char *ext,
     }
 }
 
-static void unit_from_be(const unsigned char *ext, int esz, unsigned char *native, int nsz)
+static void unit_from_be(const unsigned char *ext, int esz, unsigned char *native, int nsz,
+                         int is_unsigned)
 {
-    unsigned char fill = (ext[0] & 0x80) ? 0xff : 0;
+    unsigned char fill = !is_unsigned && (ext[0] & 0x80) ? 0xff : 0;
     for (int i = 0; i < nsz; i++) {
         native[HOST_BIG_ENDIAN ? nsz - 1 - i : i] = i < esz ? ext[esz - 1 - i] : fill;
     }
@@ -85,7 +88,7 @@ static void ldouble_unit(const unsigned char *src, unsigned char *dst, int to_ex
     if (to_ext) {
         unit_to_be(src, 16, dst, 16);
     } else {
-        unit_from_be(src, 16, dst, 16);
+        unit_from_be(src, 16, dst, 16, 0);
     }
 #else
     /* long double is double: widen/narrow through binary128 bits. */
@@ -127,10 +130,11 @@ static void leaf_convert(const weft_datatype_t *dt, unsigned char *native, unsig
             }
             break;
         case WEFT_DT_CONV_SWAP:
+        case WEFT_DT_CONV_USWAP:
             if (to_ext) {
                 unit_to_be(native, nu, ext, eu);
             } else {
-                unit_from_be(ext, eu, native, nu);
+                unit_from_be(ext, eu, native, nu, eng->ext32_conv == WEFT_DT_CONV_USWAP);
             }
             break;
         case WEFT_DT_CONV_LDOUBLE:

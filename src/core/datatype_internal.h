@@ -42,6 +42,7 @@ typedef struct {
 enum {
     WEFT_DT_CONV_NONE = 0, /* bytes: copied as is */
     WEFT_DT_CONV_SWAP,     /* integers, IEEE floats, logicals: byte reversal */
+    WEFT_DT_CONV_USWAP,    /* unsigned integers narrower in external32: reversal, zero fill */
     WEFT_DT_CONV_LDOUBLE   /* x87 80-bit extended <-> IEEE binary128 */
 };
 
@@ -119,11 +120,6 @@ MPI_Count weft_dt_elements_to_bytes(const weft_datatype_t *dt, MPI_Count elems);
 /* Predefined lookup (NULL when v is not a predefined datatype). */
 weft_datatype_t *weft_dt_builtin(MPI_Datatype v);
 
-/* external32 */
-MPI_Count weft_dt_ext32_size(const weft_datatype_t *dt);
-/* Convert count elements at buf into big-endian bytes at out (which has
- * room for count * weft_dt_ext32_size(dt) bytes), or back. */
-void weft_dt_ext32_pack(const weft_datatype_t *dt, MPI_Count count, const void *buf, void *out);
-void weft_dt_ext32_unpack(const weft_datatype_t *dt, MPI_Count count, const void *in, void *buf);
+/* external32: weft_dt_ext32_size/pack/unpack are declared in core/datatype.h. */
 
 #endif

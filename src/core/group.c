@@ -89,11 +89,14 @@ MPI_Group weft_group_handle_out(weft_group_t *group)
     return (MPI_Group)weft_object_handle(group);
 }
 
-static int group_out(weft_group_t *group, MPI_Group *newgroup)
+/* A group built from groups of an MPI session belongs to that session (its
+ * communicators use the session's buffered-send buffer). */
+static int group_out(weft_group_t *group, const void *session, MPI_Group *newgroup)
 {
     if (group == NULL) {
         return weft_error(MPI_ERR_NO_MEM, "no memory for a new group");
     }
+    group->session = session;
     *newgroup = weft_group_handle_out(group);
     return MPI_SUCCESS;
 }
@@ -188,7 +191,7 @@ static int incl_excl(weft_group_t *group, int n, const int ranks[], int excl, MP
             }
         }
         g  = weft_group_create(k, w);
-        rc = group_out(g, newgroup);
+        rc = group_out(g, group->session, newgroup);
     }
     free(marks);
     free(w);
@@ -299,7 +302,7 @@ static int set_op(weft_group_t *a, weft_group_t *b, int op, MPI_Group *newgroup)
             }
         }
     }
-    rc = group_out(weft_group_create(k, w), newgroup);
+    rc = group_out(weft_group_create(k, w), a->session ? a->session : b->session, newgroup);
     free(w);
     return rc;
 }

@@ -13,6 +13,7 @@ struct weft_group {
     int           size;
     int           rank;        /* this process's rank in the group, or MPI_UNDEFINED */
     int          *world_ranks; /* size entries */
+    const void   *session;     /* from MPI_Group_from_session_pset, else NULL */
 };
 
 /* New group of n world ranks (copied); refcount 1. NULL on no memory. */

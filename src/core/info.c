@@ -91,27 +91,50 @@ void weft_info_release(weft_info_t *info)
     weft_objpool_free(&info_pool, info);
 }
 
+/* What MPI_INFO_ENV says about how this process was started. The same
+ * keys before MPI_Init (MPI_Info_create_env may be called then) as after:
+ * the launcher's environment gives the job size before PMI is up.
+ * thread_level is only known once the library is initialized. */
+static void env_info_fill(weft_info_t *info)
+{
+    char        buf[4096];
+    const char *size_env = getenv("PMI_SIZE");
+    ssize_t     n        = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+    if (n > 0) {
+        buf[n] = '\0';
+        weft_info_put(info, "command", buf);
+    }
+    if (weft_runtime.core_up) {
+        weft_info_put(info, "host", weft_runtime.processor_name);
+    } else if (gethostname(buf, sizeof(buf) - 1) == 0) {
+        buf[sizeof(buf) - 1] = '\0';
+        weft_info_put(info, "host", buf);
+    }
+    if (weft_runtime.core_up) {
+        snprintf(buf, sizeof(buf), "%d", weft_runtime.pmi.size);
+        weft_info_put(info, "maxprocs", buf);
+    } else {
+        weft_info_put(info, "maxprocs", size_env != NULL && atoi(size_env) > 0 ? size_env : "1");
+    }
+    if (getcwd(buf, sizeof(buf)) != NULL) {
+        weft_info_put(info, "wdir", buf);
+    }
+    if (weft_runtime.core_up) {
+        weft_info_put(info, "thread_level",
+                      weft_runtime.thread_level == MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
+                      : weft_runtime.thread_level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+                      : weft_runtime.thread_level == MPI_THREAD_FUNNELED  ? "MPI_THREAD_FUNNELED"
+                                                                          : "MPI_THREAD_SINGLE");
+    }
+}
+
 int weft_info_module_init(void)
 {
-    char buf[4096];
-
     weft_object_init(&info_env.hdr, WEFT_KIND_INFO, (uintptr_t)MPI_INFO_ENV);
     weft_builtin_info[0] = NULL;
     weft_builtin_info[1] = &info_env;
-    /* MPI_INFO_ENV: how this process was started, as far as we know it. */
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    if (n > 0) {
-        buf[n] = '\0';
-        weft_info_put(&info_env, "command", buf);
-    }
-    weft_info_put(&info_env, "host", weft_runtime.processor_name);
-    snprintf(buf, sizeof(buf), "%d", weft_runtime.pmi.size);
-    weft_info_put(&info_env, "maxprocs", buf);
-    weft_info_put(&info_env, "thread_level",
-                  weft_runtime.thread_level == MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
-                  : weft_runtime.thread_level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
-                  : weft_runtime.thread_level == MPI_THREAD_FUNNELED  ? "MPI_THREAD_FUNNELED"
-                                                                      : "MPI_THREAD_SINGLE");
+    env_info_fill(&info_env);
     return MPI_SUCCESS;
 }
 
@@ -317,12 +340,15 @@ int weft_info_free_impl(MPI_Info *info)
     return MPI_SUCCESS;
 }
 
-/* MPI_Info_create_env may run before MPI_Init: it builds what it knows from
- * its arguments, plus the environment info when the library is up. */
+/* MPI_Info_create_env may run before MPI_Init: the environment info (built
+ * the same way before and after), plus what its arguments say. */
 int weft_info_create_env_impl(int argc, char *argv[], MPI_Info *info)
 {
     weft_info_t *i = info_env.hdr.magic ? weft_info_clone(&info_env) : weft_info_new();
 
+    if (i != NULL && !info_env.hdr.magic) {
+        env_info_fill(i);
+    }
     if (i != NULL && argc > 0 && argv != NULL && argv[0] != NULL) {
         size_t len = 1;
         char  *args;

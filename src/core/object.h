@@ -91,10 +91,12 @@ static inline void *weft_object_handle(const void *obj)
 #define WEFT_KIND_session_KIND    WEFT_KIND_SESSION
 #define WEFT_KIND_request_KIND    WEFT_KIND_REQUEST
 #define WEFT_KIND_message_KIND    WEFT_KIND_MESSAGE
+#define WEFT_KIND_file_KIND       WEFT_KIND_FILE
 
 WEFT_BUILTIN_TABLE(comm, weft_comm_t, 0x100, 3)
 WEFT_BUILTIN_TABLE(group, weft_group_t, 0x108, 2)
 WEFT_BUILTIN_TABLE(win, weft_win_t, 0x110, 1)
+WEFT_BUILTIN_TABLE(file, weft_file_t, 0x118, 1)
 WEFT_BUILTIN_TABLE(session, weft_session_t, 0x120, 1)
 WEFT_BUILTIN_TABLE(message, weft_message_t, 0x128, 2)
 WEFT_BUILTIN_TABLE(info, weft_info_t, 0x130, 2)
@@ -107,6 +109,7 @@ WEFT_BUILTIN_TABLE(datatype, weft_datatype_t, 0x200, 0x100)
 #define WEFT_NULL_HANDLE_COMM       MPI_COMM_NULL
 #define WEFT_NULL_HANDLE_GROUP      MPI_GROUP_NULL
 #define WEFT_NULL_HANDLE_WIN        MPI_WIN_NULL
+#define WEFT_NULL_HANDLE_FILE       MPI_FILE_NULL
 #define WEFT_NULL_HANDLE_SESSION    MPI_SESSION_NULL
 #define WEFT_NULL_HANDLE_INFO       MPI_INFO_NULL
 #define WEFT_NULL_HANDLE_ERRHANDLER MPI_ERRHANDLER_NULL

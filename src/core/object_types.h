@@ -16,5 +16,6 @@ typedef struct weft_request    weft_request_t;
 typedef struct weft_win        weft_win_t;
 typedef struct weft_session    weft_session_t;
 typedef struct weft_message    weft_message_t;
+typedef struct weft_file       weft_file_t;
 
 #endif

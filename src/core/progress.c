@@ -17,6 +17,7 @@
 #include "core/runtime.h"
 #include "transport/shm/shm.h"
 #include "util/tunables.h"
+#include "core/mpit/pvar.h"
 
 enum { POLICY_ADAPTIVE, POLICY_SPIN, POLICY_YIELD, POLICY_BLOCKING };
 
@@ -90,6 +91,12 @@ static inline void cpu_relax(void)
 void weft_wait_step(weft_wait_t *w)
 {
     unsigned n = w->polls++;
+
+    if ((n & 63) == 0) { /* time in waits, sampled: a clock read per 64 polls */
+        uint64_t now = weft_pvar_now_ns();
+        WEFT_PVAR_ADD(WAIT_TIME, n ? now - w->sampled_ns : 0);
+        w->sampled_ns = now;
+    }
 
     switch (progress.policy) {
     case POLICY_SPIN:

@@ -7,6 +7,8 @@
 #ifndef WEFT_CORE_PROGRESS_H
 #define WEFT_CORE_PROGRESS_H
 
+#include <stdint.h>
+
 int  weft_progress_module_init(void);
 /* Called first thing in MPI_Finalize: complete outstanding traffic and
  * synchronize with every other rank so nobody tears down a channel a peer
@@ -24,6 +26,7 @@ int weft_progress_hooks_run(void);
  * unsuccessful poll; the policy decides whether to spin, yield or sleep. */
 typedef struct {
     unsigned polls;
+    uint64_t sampled_ns; /* clock at the last sample (every 64 polls), for weft_wait_time */
 } weft_wait_t;
 
 void weft_wait_step(weft_wait_t *w);

@@ -15,9 +15,11 @@
 #include "api_impl.h"
 #include "core/comm.h"
 #include "core/datatype.h"
+#include "core/bsend.h"
 #include "core/errors.h"
 #include "core/progress.h"
 #include "core/pt2pt_internal.h"
+#include "core/pt2pt_part.h"
 #include "core/runtime.h"
 #include "core/status.h"
 
@@ -101,12 +103,12 @@ static int reap_zombies(void)
     while (*link) {
         weft_request_t *r = *link;
         if (weft_request_is_complete(r)) {
-            *link = r->next;
-            r->next = NULL;
+            *link          = r->zombie_next;
+            r->zombie_next = NULL;
             weft_request_free(r);
             n++;
         } else {
-            link = &r->next;
+            link = &r->zombie_next;
         }
     }
     return n;
@@ -119,8 +121,10 @@ static void zombie_add(weft_request_t *r)
         weft_progress_register(reap_zombies);
         registered = 1;
     }
-    r->next = zombies;
-    zombies = r;
+    /* not r->next: an active receive is still linked in the posted queue
+     * through it (issue 19 bug 10: reusing it corrupted that queue) */
+    r->zombie_next = zombies;
+    zombies        = r;
 }
 
 /* Finish a complete request: status out, release. Returns its error code. */
@@ -184,116 +188,6 @@ static void wait_until(weft_request_t *r)
 
 /* ---- sends and receives ------------------------------------------------ */
 
-/* Buffered sends. A buffer (the process's from MPI_Buffer_attach, or a
- * communicator's from MPI_Comm_attach_buffer, which takes precedence) holds
- * packed copies of outgoing messages; each block is freed when its send
- * completes. MPI_BUFFER_AUTOMATIC: every message gets its own allocation. */
-typedef struct bsend_block {
-    struct bsend_block *next;
-    MPI_Count           offset, size;
-    void               *mem;   /* automatic mode: the block's own memory */
-    weft_request_t     *req;
-} bsend_block_t;
-
-typedef struct bsend_buf {
-    struct bsend_buf *next;     /* all buffers, for reaping */
-    weft_comm_t      *comm;     /* NULL: the process buffer */
-    char             *buffer;
-    MPI_Count         size;
-    int               attached, automatic;
-    bsend_block_t    *blocks;   /* sorted by offset */
-} bsend_buf_t;
-
-static bsend_buf_t  bsend_process;
-static bsend_buf_t *bsend_all = &bsend_process;
-
-static void bsend_reap_one(bsend_buf_t *bb)
-{
-    bsend_block_t **link = &bb->blocks;
-    while (*link) {
-        bsend_block_t *b = *link;
-        if (weft_request_is_complete(b->req)) {
-            weft_request_free(b->req);
-            *link = b->next;
-            free(b->mem);
-            free(b);
-        } else {
-            link = &b->next;
-        }
-    }
-}
-
-/* Reap every buffer; returns 1 while any buffered message is in flight. */
-static int bsend_reap(void)
-{
-    int busy = 0;
-    for (bsend_buf_t *bb = bsend_all; bb != NULL; bb = bb->next) {
-        bsend_reap_one(bb);
-        busy |= bb->blocks != NULL;
-    }
-    return busy;
-}
-
-static bsend_buf_t *bsend_of_comm(weft_comm_t *comm)
-{
-    for (bsend_buf_t *bb = bsend_all; bb != NULL; bb = bb->next) {
-        if (bb->comm == comm && bb->attached) {
-            return bb;
-        }
-    }
-    return &bsend_process;
-}
-
-static int bsend_start(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
-                       weft_comm_t *comm)
-{
-    bsend_buf_t    *bb    = bsend_of_comm(comm);
-    MPI_Count       bytes = count * dt->size;
-    MPI_Count       need  = bytes + MPI_BSEND_OVERHEAD;
-    MPI_Count       at    = 0;
-    bsend_block_t **link;
-    bsend_block_t  *b;
-    void           *copy;
-    int             rc;
-
-    if (dest == MPI_PROC_NULL) {
-        return MPI_SUCCESS;
-    }
-    bsend_reap_one(bb);
-    for (link = &bb->blocks; *link && !bb->automatic; link = &(*link)->next) {
-        if ((*link)->offset - at >= need) {
-            break;
-        }
-        at = (*link)->offset + (*link)->size;
-    }
-    if (!bb->automatic && (!bb->attached || at + need > bb->size)) {
-        return weft_error(MPI_ERR_BUFFER,
-                          "no room in the attached buffer for a %lld-byte message (needs %lld "
-                          "bytes including MPI_BSEND_OVERHEAD; buffer is %lld bytes, %s)",
-                          (long long)bytes, (long long)need, (long long)bb->size,
-                          bb->attached ? "partly in use" : "none attached");
-    }
-    b = calloc(1, sizeof(*b));
-    if (b == NULL || (bb->automatic && (b->mem = malloc(bytes > 0 ? (size_t)bytes : 1)) == NULL)) {
-        free(b);
-        return weft_error(MPI_ERR_NO_MEM, "cannot buffer a %lld-byte message", (long long)bytes);
-    }
-    copy = bb->automatic ? b->mem : bb->buffer + at;
-    weft_dt_pack(dt, count, buf, 0, copy, bytes);
-    rc = weft_isend(copy, bytes, weft_datatype_from_handle(MPI_PACKED), dest, tag, comm,
-                    WEFT_CTX_PT2PT, WEFT_SEND_STANDARD, &b->req);
-    if (rc != MPI_SUCCESS) {
-        free(b->mem);
-        free(b);
-        return rc;
-    }
-    b->offset = at;
-    b->size   = need;
-    b->next   = *link;
-    *link     = b;
-    return MPI_SUCCESS;
-}
-
 /* A request that is complete from the start, with the empty status and
  * source (MPI_PROC_NULL or MPI_ANY_SOURCE); NULL when out of memory. */
 static weft_request_t *completed_request(weft_req_kind_t kind, weft_comm_t *comm, int source)
@@ -329,7 +223,7 @@ static int isend_mode(const void *buf, MPI_Count count, weft_datatype_t *dt, int
     int             rc;
 
     if (mode == WEFT_SEND_BUFFERED) {
-        rc = bsend_start(buf, count, dt, dest, tag, comm);
+        rc = weft_bsend_start(buf, count, dt, dest, tag, comm);
         return rc != MPI_SUCCESS ? rc : complete_now(comm, request);
     }
     rc = weft_isend(buf, count, dt, dest, tag, comm, WEFT_CTX_PT2PT, mode, &r);
@@ -346,7 +240,7 @@ static int send_mode(const void *buf, MPI_Count count, weft_datatype_t *dt, int 
     int             rc;
 
     if (mode == WEFT_SEND_BUFFERED) {
-        return bsend_start(buf, count, dt, dest, tag, comm);
+        return weft_bsend_start(buf, count, dt, dest, tag, comm);
     }
     if (mode != WEFT_SEND_SYNC && weft_send_eager_now(buf, count, dt, dest, tag, comm, WEFT_CTX_PT2PT)) {
         return MPI_SUCCESS;
@@ -658,11 +552,13 @@ static int start_one(MPI_Request h, const char *arg)
         }
         return MPI_SUCCESS;
     }
-    if (r->kind == WEFT_REQ_RECV) {
+    if (r->kind == WEFT_REQ_PARTITIONED) {
+        rc = weft_part_start(r, &inner);
+    } else if (r->kind == WEFT_REQ_RECV) {
         rc = weft_irecv(r->buf, r->count, r->datatype, r->peer, r->tag, r->comm, WEFT_CTX_PT2PT,
                         &inner);
     } else if (r->mode == WEFT_SEND_BUFFERED) {
-        rc = bsend_start(r->buf, r->count, r->datatype, r->peer, r->tag, r->comm);
+        rc = weft_bsend_start(r->buf, r->count, r->datatype, r->peer, r->tag, r->comm);
         if (rc == MPI_SUCCESS && (inner = completed_request(WEFT_REQ_NOOP, NULL,
                                                             MPI_ANY_SOURCE)) == NULL) {
             rc = weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
@@ -1370,162 +1266,10 @@ int weft_grequest_complete_impl(MPI_Request request)
     return MPI_SUCCESS;
 }
 
-/* ---- buffered-send buffer ---------------------------------------------- */
-
-static int buffer_attach(bsend_buf_t *bb, void *buffer, MPI_Count size)
-{
-    if (bb->attached) {
-        return weft_error(MPI_ERR_BUFFER, "a buffer is already attached (detach it first)");
-    }
-    if (buffer == NULL && size > 0) {
-        return weft_error(MPI_ERR_BUFFER, "argument buffer: NULL");
-    }
-    bb->automatic = buffer == MPI_BUFFER_AUTOMATIC;
-    bb->buffer    = bb->automatic ? NULL : buffer;
-    bb->size      = bb->automatic ? 0 : size;
-    bb->attached  = 1;
-    return MPI_SUCCESS;
-}
-
-static void buffer_flush(bsend_buf_t *bb)
-{
-    weft_wait_t w = {0};
-
-    for (bsend_reap_one(bb); bb->blocks != NULL; bsend_reap_one(bb)) {
-        if (weft_progress_poll() == 0) {
-            weft_wait_step(&w);
-        }
-    }
-}
-
-/* Detach blocks until the buffered messages have left. */
-static int buffer_detach(bsend_buf_t *bb, void *buffer_addr, MPI_Count *size)
-{
-    if (!bb->attached) {
-        return weft_error(MPI_ERR_BUFFER, "no buffer is attached");
-    }
-    buffer_flush(bb);
-    *(void **)buffer_addr = bb->automatic ? MPI_BUFFER_AUTOMATIC : bb->buffer;
-    *size                 = bb->size;
-    bb->buffer            = NULL;
-    bb->size              = 0;
-    bb->attached          = 0;
-    return MPI_SUCCESS;
-}
-
-/* The communicator's buffer record, created on first use. */
-static bsend_buf_t *comm_buffer(weft_comm_t *comm)
-{
-    for (bsend_buf_t *bb = bsend_all; bb != NULL; bb = bb->next) {
-        if (bb->comm == comm) {
-            return bb;
-        }
-    }
-    bsend_buf_t *bb = calloc(1, sizeof(*bb));
-    if (bb != NULL) {
-        bb->comm           = comm;
-        bb->next           = bsend_process.next;
-        bsend_process.next = bb;
-    }
-    return bb;
-}
-
-/* Non-blocking flush: a request completing once the buffer is empty. */
-static int iflush_progress(weft_request_t *req)
-{
-    bsend_buf_t *bb = req->state;
-    bsend_reap_one(bb);
-    if (bb->blocks == NULL) {
-        status_empty(&req->status);
-        weft_request_complete(req);
-    }
-    return 0;
-}
-
-static int buffer_iflush(bsend_buf_t *bb, weft_comm_t *comm, MPI_Request *request)
-{
-    weft_request_t *r = weft_request_alloc(WEFT_REQ_COLL);
-
-    if (r == NULL) {
-        return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
-    }
-    r->comm = comm;
-    weft_comm_retain(comm);
-    r->state    = bb;
-    r->progress = iflush_progress;
-    iflush_progress(r);
-    *request = (MPI_Request)r;
-    return MPI_SUCCESS;
-}
-
-int weft_buffer_attach_impl(void *buffer, MPI_Count size)
-{
-    return buffer_attach(&bsend_process, buffer, size);
-}
-
-int weft_buffer_flush_impl(void)
-{
-    buffer_flush(&bsend_process);
-    return MPI_SUCCESS;
-}
-
-int weft_buffer_iflush_impl(MPI_Request *request)
-{
-    return buffer_iflush(&bsend_process, &weft_comm_self, request);
-}
-
-int weft_buffer_detach_c_impl(void *buffer_addr, MPI_Count *size)
-{
-    return buffer_detach(&bsend_process, buffer_addr, size);
-}
-
-int weft_buffer_detach_impl(void *buffer_addr, int *size)
-{
-    MPI_Count s = 0;
-    int       rc = buffer_detach(&bsend_process, buffer_addr, &s);
-    if (rc == MPI_SUCCESS) {
-        *size = (int)s;
-    }
-    return rc;
-}
-
-int weft_comm_attach_buffer_impl(weft_comm_t *comm, void *buffer, MPI_Count size)
-{
-    bsend_buf_t *bb = comm_buffer(comm);
-    return bb ? buffer_attach(bb, buffer, size) : weft_error(MPI_ERR_NO_MEM, "out of memory");
-}
-
-int weft_comm_detach_buffer_c_impl(weft_comm_t *comm, void *buffer_addr, MPI_Count *size)
-{
-    bsend_buf_t *bb = comm_buffer(comm);
-    return bb ? buffer_detach(bb, buffer_addr, size) : weft_error(MPI_ERR_NO_MEM, "out of memory");
-}
-
-int weft_comm_detach_buffer_impl(weft_comm_t *comm, void *buffer_addr, int *size)
-{
-    MPI_Count s = 0;
-    int       rc = weft_comm_detach_buffer_c_impl(comm, buffer_addr, &s);
-    if (rc == MPI_SUCCESS) {
-        *size = (int)s;
-    }
-    return rc;
-}
-
-int weft_comm_flush_buffer_impl(weft_comm_t *comm)
-{
-    buffer_flush(bsend_of_comm(comm));
-    return MPI_SUCCESS;
-}
-
-int weft_comm_iflush_buffer_impl(weft_comm_t *comm, MPI_Request *request)
-{
-    return buffer_iflush(bsend_of_comm(comm), comm, request);
-}
-
 int weft_pt2pt_api_busy(void)
 {
     reap_zombies();
-    return bsend_reap() || zombies != NULL;
+    return weft_bsend_busy() || zombies != NULL;
 }
 
 /* ---- module setup --------------------------------------------------------- */

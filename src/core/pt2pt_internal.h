@@ -27,6 +27,7 @@ typedef struct weft_unexp {
     void              *data;     /* eager payload (inline or malloc'd) */
     uint64_t           rts[5];   /* rendezvous descriptor */
     weft_request_t    *self_sreq; /* self-send waiting for its match */
+    uint64_t           arrived_ns; /* for the weft_unexp_queue_time pvar */
     char               inline_data[48];
 } weft_unexp_t;
 

@@ -58,8 +58,12 @@ struct weft_request {
     weft_send_mode_t       mode;
     MPI_Count              bytes;        /* packed size of the operation */
 
-    /* Matching queue links (posted receives). */
+    /* Matching queue links (posted receives) and send queues. */
     weft_request_t        *next, *prev;
+    /* MPI_Request_free of an active request: the list of those awaiting
+     * completion (its own link: the request may still sit in a matching
+     * queue through next/prev). */
+    weft_request_t        *zombie_next;
 
     /* Protocol state owned by pt2pt.c / the transports. */
     void                  *pack_buf;     /* packed copy for non-contiguous eager data */
@@ -72,6 +76,9 @@ struct weft_request {
     weft_req_free_fn_t     on_free;
     void                  *state;
     void                  *greq_query, *greq_free, *greq_cancel, *greq_extra;
+
+    /* PARTITIONED: the channel's state (pt2pt_part.c). */
+    struct weft_part      *part;
 };
 
 /* Allocate a zeroed request of kind with refcount 1 from the pool. */

@@ -17,6 +17,7 @@
 #include "core/progress.h"
 #include "util/log.h"
 #include "util/tunables.h"
+#include "core/mpit/report.h"
 
 weft_runtime_t  weft_runtime;
 pthread_mutex_t weft_big_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -28,8 +29,16 @@ static int                progress_hook_count;
 static weft_finalize_fn_t finalize_hooks[WEFT_MAX_HOOKS];
 static int                finalize_hook_count;
 
+/* Registering a hook twice is a no-op: modules register from their init,
+ * which runs again when the runtime restarts (MPI_Session_init after the
+ * last finalize). */
 void weft_progress_register(weft_progress_fn_t fn)
 {
+    for (int i = 0; i < progress_hook_count; i++) {
+        if (progress_hooks[i] == fn) {
+            return;
+        }
+    }
     if (progress_hook_count < WEFT_MAX_HOOKS) {
         progress_hooks[progress_hook_count++] = fn;
     }
@@ -37,6 +46,11 @@ void weft_progress_register(weft_progress_fn_t fn)
 
 void weft_finalize_register(weft_finalize_fn_t fn)
 {
+    for (int i = 0; i < finalize_hook_count; i++) {
+        if (finalize_hooks[i] == fn) {
+            return;
+        }
+    }
     if (finalize_hook_count < WEFT_MAX_HOOKS) {
         finalize_hooks[finalize_hook_count++] = fn;
     }
@@ -76,32 +90,52 @@ void weft_runtime_abort(int code, const char *msg)
 
 int weft_api_arg_check = 1; /* read by the generated entry points (api.h) */
 
-/* A process that ends after MPI_Finalize while an MPI session is still open
- * (the world model is done, the core stayed up for the session) has still
- * finished its MPI part: tell the launcher, or it reports a rank that
- * exited without finalizing. */
+/* The PMI connection stays open from the first init until the process
+ * exits, so that a finished runtime can start again (MPI_Session_init after
+ * MPI_Finalize or after the last MPI_Session_finalize; the launcher accepts
+ * one PMI connection per process). */
+static int pmi_connected;
+static int at_exit_pending; /* runtime_at_exit is registered and has not run */
+
+/* At exit, tell the launcher this process finished its MPI part when it did:
+ * the runtime is down, or only a session kept the core up after
+ * MPI_Finalize. A process that ends with the world model or a session still
+ * open has not (the launcher then reports a rank that exited without
+ * finalizing). */
 static void runtime_at_exit(void)
 {
-    if (weft_runtime.core_up && weft_runtime.state == WEFT_STATE_FINALIZED) {
+    at_exit_pending = 0;
+    if (pmi_connected &&
+        (!weft_runtime.core_up || weft_runtime.state == WEFT_STATE_FINALIZED)) {
         weft_pmi_finalize();
+        pmi_connected = 0;
     }
 }
 
-int weft_runtime_init(int required, int *provided)
+static void warn_unknown_env(const char *name, const char *closest, void *arg)
+{
+    (void)arg;
+    weft_log_warn("%s is set but no Weft tunable knows it; did you mean %s? "
+                  "(weft-info --tunables lists them; WEFT_WARN_UNKNOWN_ENV=0 silences this)",
+                  name, closest);
+}
+
+/* Make sure runtime_at_exit runs after this point. Handlers registered
+ * while exit() runs its handlers are still called, so a finalize from the
+ * application's own atexit handler (which runs after ours) re-arms it. */
+static void at_exit_arm(void)
+{
+    if (!at_exit_pending) {
+        at_exit_pending = 1;
+        atexit(runtime_at_exit);
+    }
+}
+
+/* Once per process: tunables, PMI, names. */
+static void runtime_connect(void)
 {
     char        errbuf[512];
     const char *jobid;
-    int         rc;
-
-    if (weft_runtime.core_up) {
-        /* Sessions brought the core up first: MPI_Init only opens the world
-         * model on top of it (the thread level is the one already chosen). */
-        weft_runtime.state = WEFT_STATE_INITIALIZED;
-        if (provided) {
-            *provided = weft_runtime.thread_level;
-        }
-        return MPI_SUCCESS;
-    }
 
     /* Tunables first (the PMI client reads WEFT_PMI_VERSION); a bad value is
      * reported once PMI is up, so the whole job stops with one message. */
@@ -119,12 +153,15 @@ int weft_runtime_init(int required, int *provided)
         weft_pmi_abort(1, msg);
     }
     weft_api_arg_check = weft_tunables.ARG_CHECK;
+    if (weft_tunables.WARN_UNKNOWN_ENV && (weft_runtime.pmi.rank == 0 || weft_runtime.pmi.is_singleton)) {
+        weft_tunables_check_env(NULL, warn_unknown_env, NULL); /* a typo would be ignored silently */
+    }
     {
         char prefix[64];
         snprintf(prefix, sizeof(prefix), "weft[%d]", weft_runtime.pmi.rank);
         weft_log_set_prefix(prefix);
     }
-    jobid = getenv("WEFT_JOBID");
+    jobid = weft_tunables.JOBID[0] ? weft_tunables.JOBID : NULL; /* set by mpiexec */
     snprintf(weft_runtime.jobid, sizeof(weft_runtime.jobid), "%s",
              jobid ? jobid : weft_runtime.pmi.kvsname);
     if (weft_runtime.jobid[0] == '\0' || weft_runtime.pmi.is_singleton) {
@@ -132,6 +169,28 @@ int weft_runtime_init(int required, int *provided)
     }
     if (gethostname(weft_runtime.processor_name, sizeof(weft_runtime.processor_name) - 1) != 0) {
         strcpy(weft_runtime.processor_name, "localhost");
+    }
+    pmi_connected = 1;
+    at_exit_arm();
+}
+
+int weft_runtime_init(int required, int *provided)
+{
+    int rc;
+
+    if (weft_runtime.core_up) {
+        /* Sessions brought the core up first: MPI_Init only opens the world
+         * model on top of it (the thread level is the one already chosen). */
+        weft_runtime.state = WEFT_STATE_INITIALIZED;
+        weft_report_start();
+        if (provided) {
+            *provided = weft_runtime.thread_level;
+        }
+        return MPI_SUCCESS;
+    }
+
+    if (!pmi_connected) {
+        runtime_connect();
     }
 
     if (required > MPI_THREAD_MULTIPLE) {
@@ -150,9 +209,9 @@ int weft_runtime_init(int required, int *provided)
     }
     weft_runtime.state   = WEFT_STATE_INITIALIZED;
     weft_runtime.core_up = 1;
-    atexit(runtime_at_exit);
     /* Turn the lock on last: init itself runs single-threaded. */
     weft_runtime.thread_multiple = weft_runtime.thread_level == MPI_THREAD_MULTIPLE;
+    weft_report_start();
     if (provided) {
         *provided = weft_runtime.thread_level;
     }
@@ -163,10 +222,14 @@ int weft_runtime_finalize(void)
 {
     int rc;
 
+    if (weft_runtime.state == WEFT_STATE_INITIALIZED) {
+        weft_report_finish(); /* gathers to rank 0: while every rank can still talk */
+    }
     if (weft_runtime.sessions > 0 && weft_runtime.state == WEFT_STATE_INITIALIZED) {
         /* MPI_Finalize while sessions live: the world model ends, the core
          * stays for the sessions; the last MPI_Session_finalize tears it down. */
         weft_runtime.state = WEFT_STATE_FINALIZED;
+        at_exit_arm();
         return MPI_SUCCESS;
     }
     rc = weft_progress_module_quiesce();
@@ -176,8 +239,12 @@ int weft_runtime_finalize(void)
     }
     weft_progress_module_fini();
     weft_comm_module_fini();
-    weft_runtime.state   = WEFT_STATE_FINALIZED;
+    /* The world model is finalized only if it was started (after sessions
+     * alone, MPI_Init is still allowed). PMI stays up: see pmi_connected. */
+    if (weft_runtime.state == WEFT_STATE_INITIALIZED) {
+        weft_runtime.state = WEFT_STATE_FINALIZED;
+    }
     weft_runtime.core_up = 0;
-    weft_pmi_finalize();
+    at_exit_arm();
     return rc;
 }

@@ -5,16 +5,17 @@
  * groups from process sets and communicators from groups.
  *
  * The first MPI_Session_init brings the runtime up when MPI_Init has not
- * (the world model then still reads as "not initialized": MPI_Initialized
- * returns false); when the last session is finalized and the world model
- * was never initialized, the runtime goes down again. A later restart is
- * not supported (PMI allows one connection per process).
+ * (the world model then keeps its state: MPI_Initialized stays false, or
+ * MPI_Finalized true); when the last session is finalized and the world
+ * model is not active, the runtime goes down again, and a later
+ * MPI_Session_init starts it again (docs/design.md "Re-initialisation").
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api_impl.h"
+#include "core/bsend.h"
 #include "core/comm.h"
 #include "core/comm_ctx.h"
 #include "core/comm_internal.h"
@@ -32,7 +33,6 @@ struct weft_session {
 };
 
 static weft_objpool_t session_pool = WEFT_OBJPOOL_INIT(weft_session_t);
-static int            runtime_by_sessions; /* the runtime was started by MPI_Session_init */
 
 static const char *const psets[] = {"mpi://WORLD", "mpi://SELF"};
 #define NPSETS ((int)(sizeof(psets) / sizeof(psets[0])))
@@ -77,16 +77,12 @@ int weft_session_init_impl(weft_info_t *info, weft_errhandler_t *errhandler, MPI
         return weft_errhandler_check_target(errhandler, WEFT_EH_FOR_SESSION);
     }
     if (!weft_runtime_is_ready()) {
-        if (weft_runtime.state == WEFT_STATE_FINALIZED || runtime_by_sessions) {
-            return weft_error(MPI_ERR_OTHER, "the MPI runtime was finalized and cannot restart");
-        }
+        weft_runtime_state_t world = weft_runtime.state; /* never started, or finalized */
         rc = weft_runtime_init(thread_level_of(weft_info_lookup(info, "thread_level")), NULL);
         if (rc != MPI_SUCCESS) {
             return rc;
         }
-        /* The world model stays uninitialized (MPI_Initialized is false). */
-        weft_runtime.state  = WEFT_STATE_UNINITIALIZED;
-        runtime_by_sessions = 1;
+        weft_runtime.state = world; /* the world model is not started by a session */
     }
     s = weft_objpool_alloc(&session_pool);
     if (s == NULL) {
@@ -118,6 +114,7 @@ int weft_session_finalize_impl(MPI_Session *session)
     if (s == NULL) {
         return weft_error(MPI_ERR_SESSION, "argument session: invalid session");
     }
+    weft_bsend_session_fini(s);
     weft_errhandler_release(s->errhandler);
     weft_info_release(s->info);
     weft_objpool_free(&session_pool, s);
@@ -236,8 +233,14 @@ int weft_group_from_session_pset_impl(weft_session_t *session, const char *pset_
     if (i < 0) {
         return unknown_pset(pset_name);
     }
+    /* a group of its own that remembers the session (its communicators
+     * use the session's buffered-send buffer) */
     g = i == 0 ? weft_comm_world.group : weft_comm_self.group;
-    weft_group_retain(g);
+    g = weft_group_create(g->size, g->world_ranks);
+    if (g == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a group");
+    }
+    g->session = session;
     *newgroup = (MPI_Group)weft_object_handle(g);
     return MPI_SUCCESS;
 }
@@ -259,6 +262,10 @@ int weft_comm_create_from_group_impl(weft_group_t *group, const char *stringtag,
     if (strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN) {
         return weft_error(MPI_ERR_ARG, "argument stringtag: longer than MPI_MAX_STRINGTAG_LEN-1");
     }
+    if (group->size == 0) {
+        *newcomm = MPI_COMM_NULL; /* MPI: the empty group gives MPI_COMM_NULL */
+        return MPI_SUCCESS;
+    }
     if (group->rank == MPI_UNDEFINED) {
         return weft_error(MPI_ERR_GROUP, "argument group: the calling process is not a member");
     }
@@ -279,6 +286,7 @@ int weft_comm_create_from_group_impl(weft_group_t *group, const char *stringtag,
         return weft_error(MPI_ERR_NO_MEM, "no memory for a communicator");
     }
     weft_errhandler_assign(&nc->errhandler, errhandler);
+    nc->session = group->session;
     if (info != NULL && (nc->info = weft_info_clone(info)) == NULL) {
         weft_comm_release(nc);
         return weft_error(MPI_ERR_NO_MEM, "no memory for info hints");

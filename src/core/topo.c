@@ -418,19 +418,106 @@ int weft_cart_map_impl(weft_comm_t *comm, int ndims, const int dims[], const int
     return MPI_SUCCESS;
 }
 
-static int cmp_desc(const void *a, const void *b)
+/* Search for the most balanced factorization of m into k factors: factors
+ * listed in non-increasing order, the smallest spread (largest - smallest)
+ * wins, ties go to the lexicographically smaller list (the smaller largest
+ * factor). Candidates are the divisors of m (at most 1536 for an int); the
+ * first factor of the rest is at most the previous one and its
+ * (k - pos)-th power at least what is left, which keeps the search small. */
+typedef struct {
+    int        k;
+    int       *cur, *best;
+    long       best_spread;
+    const int *divs; /* divisors of m, ascending */
+    int        ndivs;
+} dims_search_t;
+
+static int dims_better(const dims_search_t *s, long spread)
 {
-    int x = *(const int *)a, y = *(const int *)b;
-    return x < y ? 1 : x > y ? -1 : 0;
+    if (s->best_spread < 0 || spread != s->best_spread) {
+        return s->best_spread < 0 || spread < s->best_spread;
+    }
+    for (int i = 0; i < s->k; i++) {
+        if (s->cur[i] != s->best[i]) {
+            return s->cur[i] < s->best[i];
+        }
+    }
+    return 0;
 }
 
-/* Balanced factorization: the prime factors of what is left (largest
- * first) each go to the free dimension with the smallest product so far;
- * free dimensions are then listed in non-increasing order. */
+/* f^e >= m, without overflow */
+static int pow_at_least(long f, int e, long m)
+{
+    long p = 1;
+    for (int i = 0; i < e; i++) {
+        p *= f;
+        if (p >= m) {
+            return 1;
+        }
+    }
+    return p >= m;
+}
+
+static void dims_search(dims_search_t *s, int pos, long m, long maxf)
+{
+    if (pos == s->k - 1) {
+        long spread = (pos == 0 ? m : s->cur[0]) - m;
+        if (m > maxf) {
+            return;
+        }
+        s->cur[pos] = (int)m;
+        if (dims_better(s, spread)) {
+            memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
+            s->best_spread = spread;
+        }
+        return;
+    }
+    for (int i = s->ndivs - 1; i >= 0; i--) {
+        long f = s->divs[i];
+        if (f > maxf || m % f != 0) {
+            continue;
+        }
+        if (!pow_at_least(f, s->k - pos, m)) {
+            break; /* f cannot be the largest of the remaining factors */
+        }
+        if (pos > 0 && s->best_spread >= 0 && s->cur[0] - f > s->best_spread) {
+            break; /* the smallest factor will be <= f: spread only grows */
+        }
+        s->cur[pos] = (int)f;
+        dims_search(s, pos + 1, m / f, f);
+    }
+}
+
+static int *divisors_of(long m, int *n)
+{
+    int *d = malloc(sizeof(int) * 2048), lo = 0, hi = 0, tail[1024];
+
+    if (d == NULL) {
+        return NULL;
+    }
+    for (long f = 1; f * f <= m; f++) {
+        if (m % f == 0) {
+            d[lo++] = (int)f;
+            if (f != m / f) {
+                tail[hi++] = (int)(m / f);
+            }
+        }
+    }
+    while (hi > 0) {
+        d[lo++] = tail[--hi];
+    }
+    *n = lo;
+    return d;
+}
+
+/* MPI_Dims_create: the free dimensions get a factorization of what the
+ * fixed ones leave that is "as close to each other as possible", in
+ * non-increasing order. */
 int weft_dims_create_impl(int nnodes, int ndims, int dims[])
 {
-    long fixed = 1, m;
-    int  nfree = 0, *f, nf = 0, primes[64], np = 0;
+    long          fixed = 1, m;
+    int           nfree = 0, nf = 0;
+    dims_search_t s;
 
     if (nnodes <= 0) {
         return weft_comm_arg_error(MPI_ERR_ARG, "nnodes", "%d is not positive", nnodes);
@@ -447,11 +534,14 @@ int weft_dims_create_impl(int nnodes, int ndims, int dims[])
         }
         if (dims[i] > 0) {
             fixed *= dims[i];
+            if (fixed > nnodes) {
+                break;
+            }
         } else {
             nfree++;
         }
     }
-    if (nnodes % fixed != 0) {
+    if (fixed > nnodes || nnodes % fixed != 0) {
         return weft_comm_arg_error(MPI_ERR_DIMS, "dims",
                                    "the fixed dimensions (product %ld) do not divide nnodes=%d", fixed,
                                    nnodes);
@@ -464,38 +554,26 @@ int weft_dims_create_impl(int nnodes, int ndims, int dims[])
         }
         return MPI_SUCCESS;
     }
-    for (long p = 2; p * p <= m; p++) {
-        while (m % p == 0) {
-            primes[np++] = (int)p;
-            m /= p;
-        }
-    }
-    if (m > 1) {
-        primes[np++] = (int)m;
-    }
-    f = malloc(sizeof(int) * (size_t)nfree);
-    if (f == NULL) {
+    s.k           = nfree;
+    s.best_spread = -1;
+    s.cur         = malloc(sizeof(int) * (size_t)nfree);
+    s.best        = malloc(sizeof(int) * (size_t)nfree);
+    s.divs        = divisors_of(m, &s.ndivs);
+    if (s.cur == NULL || s.best == NULL || s.divs == NULL) {
+        free(s.cur);
+        free(s.best);
+        free((void *)s.divs);
         return weft_error(MPI_ERR_NO_MEM, "no memory");
     }
-    for (int i = 0; i < nfree; i++) {
-        f[i] = 1;
-    }
-    for (int k = np - 1; k >= 0; k--) { /* primes are ascending: largest first */
-        int best = 0;
-        for (int i = 1; i < nfree; i++) {
-            if (f[i] < f[best]) {
-                best = i;
-            }
-        }
-        f[best] *= primes[k];
-    }
-    qsort(f, (size_t)nfree, sizeof(int), cmp_desc);
+    dims_search(&s, 0, m, m);
     for (int i = 0; i < ndims; i++) {
         if (dims[i] == 0) {
-            dims[i] = f[nf++];
+            dims[i] = s.best[nf++];
         }
     }
-    free(f);
+    free(s.cur);
+    free(s.best);
+    free((void *)s.divs);
     return MPI_SUCCESS;
 }
 

@@ -3,6 +3,8 @@
  */
 #include "tunables.h"
 
+#include "weft_coll_alg_values.h" /* VALUES of the *_ALGORITHM rows */
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -13,9 +15,10 @@
 struct weft_tunables weft_tunables;
 
 const weft_tunable_desc_t weft_tunable_descs[WEFT_TUNABLE_COUNT] = {
-#define WEFT_TUNABLE(_name, _kind, _def, _values, _cat, _verb, _scope, _aliases, _help)        \
+#define WEFT_TUNABLE(_name, _kind, _def, _values, _cat, _verb, _scope, _when, _aliases, _help) \
     {#_name,   WEFT_TKIND_##_kind, _def,   _values, #_cat,                                      \
-     #_verb,   #_scope,            _aliases, _help, offsetof(struct weft_tunables, _name)},
+     #_verb,   #_scope,            WEFT_TWHEN_##_when, _aliases, _help,                         \
+     offsetof(struct weft_tunables, _name)},
 #include "tunables.def"
 #undef WEFT_TUNABLE
 };
@@ -247,6 +250,9 @@ int weft_tunables_load(char *errbuf, size_t errlen)
         char                       alias[64];
         const char                *p     = desc->aliases;
 
+        if (tunable_sources[id] == WEFT_TSOURCE_MPIT) {
+            continue; /* written through MPI_T before init: that write stands */
+        }
         tunable_origins[id] = NULL;
         if (weft_tunables_set(id, desc->default_value, WEFT_TSOURCE_DEFAULT, errbuf, errlen) != 0) {
             return -1; /* a bad default is a build bug; the unit test catches it */
@@ -279,4 +285,166 @@ int weft_tunables_load(char *errbuf, size_t errlen)
         }
     }
     return rc;
+}
+
+int weft_tunables_find(const char *name)
+{
+    for (int id = 0; id < WEFT_TUNABLE_COUNT; id++) {
+        if (strcmp(weft_tunable_descs[id].name, name) == 0) {
+            return id;
+        }
+    }
+    return -1;
+}
+
+const char *weft_tunables_enum_name(weft_tunable_id_t id, int index, size_t *len_p)
+{
+    const char *p = weft_tunable_descs[id].values;
+
+    if (weft_tunable_descs[id].kind != WEFT_TKIND_ENUM || index < 0) {
+        return NULL;
+    }
+    for (int i = 0; i < index; i++) {
+        p = strchr(p, '|');
+        if (p == NULL) {
+            return NULL;
+        }
+        p++;
+    }
+    *len_p = strcspn(p, "|");
+    return p;
+}
+
+int weft_tunables_enum_count(weft_tunable_id_t id)
+{
+    const char *p = weft_tunable_descs[id].values;
+    int         n = 1;
+
+    if (weft_tunable_descs[id].kind != WEFT_TKIND_ENUM) {
+        return 0;
+    }
+    while ((p = strchr(p, '|')) != NULL) {
+        p++;
+        n++;
+    }
+    return n;
+}
+
+/* Edit distance of a and b (case-insensitive), for "did you mean". */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t row[128];
+
+    if (lb >= sizeof(row) / sizeof(row[0])) {
+        return (size_t)-1;
+    }
+    for (size_t j = 0; j <= lb; j++) {
+        row[j] = j;
+    }
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0]      = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up   = row[j];
+            size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            size_t best = diag + cost;
+            if (row[j] + 1 < best) best = row[j] + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag   = up;
+        }
+    }
+    return row[lb];
+}
+
+/* Calls f(name, arg) for every name a row answers to; stops when f returns nonzero. */
+static int each_known_name(int (*f)(const char *name, void *arg), void *arg)
+{
+    char name[96];
+
+    for (int id = 0; id < WEFT_TUNABLE_COUNT; id++) {
+        const char *p = weft_tunable_descs[id].aliases;
+
+        snprintf(name, sizeof(name), "WEFT_%s", weft_tunable_descs[id].name);
+        if (f(name, arg)) {
+            return 1;
+        }
+        while (*p != '\0') {
+            size_t n = strcspn(p, ",");
+            if (n < sizeof(name)) {
+                memcpy(name, p, n);
+                name[n] = '\0';
+                if (f(name, arg)) {
+                    return 1;
+                }
+            }
+            p += n + (p[n] == ',' ? 1 : 0);
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    const char *name;
+    size_t      best;
+    char        closest[96];
+} closest_search_t;
+
+static int is_name(const char *known, void *arg)
+{
+    return strcmp(known, ((closest_search_t *)arg)->name) == 0;
+}
+
+static int nearer(const char *known, void *arg)
+{
+    closest_search_t *s = arg;
+    size_t            d = edit_distance(s->name, known);
+
+    if (d < s->best) {
+        s->best = d;
+        snprintf(s->closest, sizeof(s->closest), "%s", known);
+    }
+    return 0;
+}
+
+int weft_tunables_check_env(char **env, void (*warn)(const char *name, const char *closest, void *arg),
+                            void *arg)
+{
+    /* Read by the compiler wrappers, the test harness and weft-bench, not by
+     * the library (a trailing '_' is a prefix). */
+    static const char *const not_knobs[] = {"WEFT_PREFIX", "WEFT_BUILD", "WEFT_BUILD_DIR",
+                                            "WEFT_CC", "WEFT_CXX", "WEFT_SKIP_MPI4PY",
+                                            "WEFT_TEST_", "WEFT_MPI4PY_", "WEFT_BENCH_",
+                                            "WEFT_PEER_"};
+    extern char **environ;
+    int           found = 0;
+
+    for (char **e = env ? env : environ; *e != NULL; e++) {
+        closest_search_t s;
+        char             name[96];
+        size_t           n = strcspn(*e, "=");
+        int              skip = 0;
+
+        if (n >= sizeof(name) || (strncmp(*e, "WEFT_", 5) != 0 && strncmp(*e, "MV2_", 4) != 0)) {
+            continue;
+        }
+        memcpy(name, *e, n);
+        name[n] = '\0';
+        for (size_t i = 0; i < sizeof(not_knobs) / sizeof(not_knobs[0]); i++) {
+            size_t len = strlen(not_knobs[i]);
+            skip |= not_knobs[i][len - 1] == '_' ? strncmp(name, not_knobs[i], len) == 0
+                                                 : strcmp(name, not_knobs[i]) == 0;
+        }
+        s.name = name;
+        if (skip || each_known_name(is_name, &s)) {
+            continue;
+        }
+        s.best       = (size_t)-1;
+        s.closest[0] = '\0';
+        each_known_name(nearer, &s);
+        warn(name, s.closest, arg);
+        found++;
+    }
+    return found;
 }

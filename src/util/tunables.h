@@ -19,6 +19,14 @@ typedef enum {
     WEFT_TKIND_ENUM
 } weft_tunable_kind_t;
 
+/* When a write of a row can take effect (the WHEN column). */
+typedef enum {
+    WEFT_TWHEN_NEVER,   /* read-only */
+    WEFT_TWHEN_INIT,    /* before MPI_Init (or the first session) only */
+    WEFT_TWHEN_ANYTIME,
+    WEFT_TWHEN_LAUNCHER /* read by the launcher only; not an MPI_T control variable */
+} weft_tunable_when_t;
+
 /* Where the current value of a row came from. */
 typedef enum {
     WEFT_TSOURCE_DEFAULT,
@@ -34,7 +42,7 @@ typedef enum {
 #define WEFT_TUNABLE_CTYPE_ENUM   int
 
 typedef enum {
-#define WEFT_TUNABLE(_name, _kind, _def, _values, _cat, _verb, _scope, _aliases, _help) \
+#define WEFT_TUNABLE(_name, _kind, _def, _values, _cat, _verb, _scope, _when, _aliases, _help) \
     WEFT_TUNABLE_##_name,
 #include "tunables.def"
 #undef WEFT_TUNABLE
@@ -42,7 +50,7 @@ typedef enum {
 } weft_tunable_id_t;
 
 struct weft_tunables {
-#define WEFT_TUNABLE(_name, _kind, _def, _values, _cat, _verb, _scope, _aliases, _help) \
+#define WEFT_TUNABLE(_name, _kind, _def, _values, _cat, _verb, _scope, _when, _aliases, _help) \
     WEFT_TUNABLE_CTYPE_##_kind _name;
 #include "tunables.def"
 #undef WEFT_TUNABLE
@@ -55,7 +63,8 @@ typedef struct {
     const char          *values;    /* ENUM value names "a|b|c", else "" */
     const char          *category;
     const char          *verbosity;
-    const char          *scope;
+    const char          *scope;     /* MPI_T scope name without MPI_T_SCOPE_ */
+    weft_tunable_when_t  when;
     const char          *aliases;   /* comma-separated, may be "" */
     const char          *help;
     size_t               offset;    /* of the field in struct weft_tunables */
@@ -67,7 +76,8 @@ extern const weft_tunable_desc_t weft_tunable_descs[WEFT_TUNABLE_COUNT];
 /* Load defaults, then MV2_* aliases, then WEFT_* names, from the environment.
  * On a bad value returns -1 and writes a one-line message naming the variable
  * and the accepted form into errbuf; values already parsed stay set.
- * Idempotent: a second call re-reads the environment. */
+ * A second call re-reads the environment, except for rows written through
+ * MPI_T (source WEFT_TSOURCE_MPIT), which keep their value. */
 int weft_tunables_load(char *errbuf, size_t errlen);
 
 /* Source of the current value of row id. */
@@ -83,6 +93,22 @@ int weft_tunables_set(weft_tunable_id_t id, const char *text, weft_tunable_sourc
 
 /* Format the current value of row id as text ("16384", "bunch", "1"). */
 void weft_tunables_format(weft_tunable_id_t id, char *buf, size_t len);
+
+/* Id of the row named name (without WEFT_), or -1. */
+int weft_tunables_find(const char *name);
+
+/* Name of enum value index of row id ("bunch"), or NULL when out of range. */
+const char *weft_tunables_enum_name(weft_tunable_id_t id, int index, size_t *len_p);
+
+/* Number of values of an ENUM row (0 for other kinds). */
+int weft_tunables_enum_count(weft_tunable_id_t id);
+
+/* Unknown WEFT_* / MV2_* variables in env (NULL: the process environment):
+ * calls warn(name, closest, arg) for each one no row (or alias) knows, with
+ * the closest known name. Names the launcher and the test tools set are
+ * skipped. Returns the number found. */
+int weft_tunables_check_env(char **env, void (*warn)(const char *name, const char *closest, void *arg),
+                            void *arg);
 
 /* Typed parsers, also used by tests. Return 0 on success, -1 on bad text. */
 int weft_parse_size(const char *text, size_t *value_p);

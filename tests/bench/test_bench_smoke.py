@@ -232,6 +232,28 @@ def test_rma_sync_modes(bindir, bench, sync):
     check_table(bench, p.stdout)
 
 
+# ------------------------------------------------------------------ MPI-IO
+
+IO = ["io_contig", "io_interleaved", "io_strided"]
+
+
+@pytest.mark.parametrize("np", [1, 2, 3])
+@pytest.mark.parametrize("bench", IO)
+def test_io(bindir, bench, np, tmp_path):
+    env_dir = os.environ.get("WB_IO_DIR")
+    os.environ["WB_IO_DIR"] = str(tmp_path)
+    try:
+        p = mpirun(bindir, bench, np, ["-m", "1K:16K"] + TINY)
+    finally:
+        if env_dir is None:
+            os.environ.pop("WB_IO_DIR")
+        else:
+            os.environ["WB_IO_DIR"] = env_dir
+    assert_ok(p, bench, allow_missing=True)
+    assert len(check_table(bench, p.stdout)) == 5
+    assert not list(tmp_path.iterdir()), "benchmark left files behind"
+
+
 # ------------------------------------------------------------------ startup
 
 
@@ -307,7 +329,7 @@ def test_driver_list(bindir):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0
     names = p.stdout.split()
-    for b in PT2PT + COLL + NBCOLL + RMA + ["init", "hello", "limit_pingpong"]:
+    for b in PT2PT + COLL + NBCOLL + RMA + IO + ["init", "hello", "limit_pingpong"]:
         assert b in names
 
 

@@ -7,22 +7,7 @@
  * MPI_Intercomm_create_from_groups, session error handlers, and
  * MPI_Initialized staying false.
  */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static int errors, me = -1;
-
-#define CHECK(_c, ...)                                                                  \
-    do {                                                                                \
-        if (!(_c)) {                                                                    \
-            fprintf(stderr, "FAIL rank %d %s:%d: %s: ", me, __FILE__, __LINE__, #_c);   \
-            fprintf(stderr, __VA_ARGS__);                                               \
-            fprintf(stderr, "\n");                                                      \
-            errors++;                                                                   \
-        }                                                                               \
-    } while (0)
+#include "sessiontest.h"
 
 static int handler_calls;
 static void on_error(MPI_Session *s, int *code, ...)

@@ -131,3 +131,15 @@ def test_docs_tunables_is_current():
 @pytest.mark.parametrize("script", ["gen_mpi_h.py", "gen_mpi_h_test.py"])
 def test_generated_sources_are_current(script):
     run([sys.executable, os.path.join(REPO, "maint", script), "--check"], timeout=60)
+
+
+def test_pvars_lists_every_row_of_the_tables():
+    """weft-info --pvars lists every row of pvars.def and events.def by its MPI_T name."""
+    out = weft_info("--pvars").stdout
+    for table, macro in (("pvars.def", "WEFT_PVAR"), ("events.def", "WEFT_EVENT")):
+        text = open(os.path.join(REPO, "src", "core", "mpit", table)).read()
+        names = re.findall(rf"^{macro}\((\w+),", text, re.M)
+        assert names, table
+        for name in names:
+            assert re.search(rf"^  weft_{name.lower()}\s", out, re.M), f"{name} missing:\n{out}"
+    assert re.search(r"^  weft_comm_msgs_sent\s+COUNTER\s+comm\s", out, re.M), out

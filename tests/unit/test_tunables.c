@@ -82,7 +82,17 @@ static void test_defaults(void)
         CHECK(d->category[0] != '\0');
         CHECK(strcmp(d->verbosity, "USER_BASIC") == 0 || strcmp(d->verbosity, "TUNER_BASIC") == 0
               || strcmp(d->verbosity, "TUNER_DETAIL") == 0);
-        CHECK(strcmp(d->scope, "LOCAL") == 0 || strcmp(d->scope, "ALL") == 0);
+        CHECK(strcmp(d->scope, "CONSTANT") == 0 || strcmp(d->scope, "READONLY") == 0
+              || strcmp(d->scope, "LOCAL") == 0 || strcmp(d->scope, "GROUP") == 0
+              || strcmp(d->scope, "GROUP_EQ") == 0 || strcmp(d->scope, "ALL") == 0
+              || strcmp(d->scope, "ALL_EQ") == 0);
+        /* Read-only scopes and read-only rows go together. */
+        CHECK((strcmp(d->scope, "CONSTANT") == 0 || strcmp(d->scope, "READONLY") == 0)
+              == (d->when == WEFT_TWHEN_NEVER));
+        CHECK((strcmp(d->category, "LAUNCHER") == 0) == (d->when == WEFT_TWHEN_LAUNCHER));
+        if (strstr(d->name, "_ALGORITHM") != NULL) {
+            CHECK(d->kind == WEFT_TKIND_ENUM && strncmp(d->values, "auto|", 5) == 0);
+        }
         CHECK((d->kind == WEFT_TKIND_ENUM) == (d->values[0] != '\0'));
         for (int j = 0; j < id; j++) {
             CHECK(strcmp(weft_tunable_descs[j].name, d->name) != 0);
@@ -280,6 +290,74 @@ static void test_bad_values(void)
     clear_env();
 }
 
+
+/* A row written through MPI_T keeps its value when the table is loaded again
+ * (MPI_Init after MPI_T_init_thread), even against the environment. */
+static void test_mpit_write_survives_load(void)
+{
+    char errbuf[256];
+
+    clear_env();
+    setenv("WEFT_SMP_EAGERSIZE", "16k", 1);
+    CHECK(weft_tunables_load(errbuf, sizeof(errbuf)) == 0);
+    CHECK(weft_tunables.SMP_EAGERSIZE == 16384);
+    CHECK(weft_tunables_set(WEFT_TUNABLE_SMP_EAGERSIZE, "64", WEFT_TSOURCE_MPIT, errbuf,
+                            sizeof(errbuf)) == 0);
+    CHECK(weft_tunables_load(errbuf, sizeof(errbuf)) == 0);
+    CHECK(weft_tunables.SMP_EAGERSIZE == 64);
+    CHECK(weft_tunables_source(WEFT_TUNABLE_SMP_EAGERSIZE) == WEFT_TSOURCE_MPIT);
+    /* Other rows still follow the environment. */
+    setenv("WEFT_SPIN_COUNT", "77", 1);
+    CHECK(weft_tunables_load(errbuf, sizeof(errbuf)) == 0);
+    CHECK(weft_tunables.SPIN_COUNT == 77);
+    clear_env();
+    /* Back to a clean table for later tests: a default write is not an MPI_T write. */
+    CHECK(weft_tunables_set(WEFT_TUNABLE_SMP_EAGERSIZE, "8k", WEFT_TSOURCE_DEFAULT, errbuf,
+                            sizeof(errbuf)) == 0);
+}
+
+static void test_enum_helpers(void)
+{
+    size_t      n;
+    const char *item;
+
+    CHECK(weft_tunables_find("BCAST_ALGORITHM") == WEFT_TUNABLE_BCAST_ALGORITHM);
+    CHECK(weft_tunables_find("NO_SUCH_ROW") == -1);
+    CHECK(weft_tunables_enum_count(WEFT_TUNABLE_CPU_BINDING_LEVEL) == 3);
+    CHECK(weft_tunables_enum_count(WEFT_TUNABLE_SMP_EAGERSIZE) == 0);
+    item = weft_tunables_enum_name(WEFT_TUNABLE_CPU_BINDING_LEVEL, 2, &n);
+    CHECK(item != NULL && n == 8 && strncmp(item, "numanode", n) == 0);
+    CHECK(weft_tunables_enum_name(WEFT_TUNABLE_CPU_BINDING_LEVEL, 3, &n) == NULL);
+    item = weft_tunables_enum_name(WEFT_TUNABLE_BCAST_ALGORITHM, 1, &n);
+    CHECK(item != NULL && strncmp(item, "binomial", n) == 0);
+}
+
+static int  nwarned;
+static char warned_closest[4][96];
+
+static void collect_warning(const char *name, const char *closest, void *arg)
+{
+    (void)name;
+    (void)arg;
+    if (nwarned < 4) {
+        snprintf(warned_closest[nwarned], sizeof(warned_closest[0]), "%s", closest);
+    }
+    nwarned++;
+}
+
+static void test_unknown_env(void)
+{
+    char *env[] = {"WEFT_SMP_EAGERSZE=4k",      "MV2_SMP_USE_CAM=0", "WEFT_SMP_EAGERSIZE=1k",
+                   "MV2_SMPI_LENGTH_QUEUE=64k", "WEFT_TEST_QUICK=1", "WEFT_PREFIX=/x",
+                   "WEFT_PEER_MPICH_PREFIX=/y", "PATH=/bin",         NULL};
+
+    nwarned = 0;
+    CHECK(weft_tunables_check_env(env, collect_warning, NULL) == 2);
+    CHECK(nwarned == 2);
+    CHECK(strcmp(warned_closest[0], "WEFT_SMP_EAGERSIZE") == 0);
+    CHECK(strcmp(warned_closest[1], "MV2_SMP_USE_CMA") == 0);
+}
+
 int main(void)
 {
     test_defaults();
@@ -287,6 +365,9 @@ int main(void)
     test_bool_long_enum();
     test_env();
     test_bad_values();
+    test_mpit_write_survives_load();
+    test_enum_helpers();
+    test_unknown_env();
     if (failures != 0) {
         fprintf(stderr, "test_tunables: %d check(s) failed\n", failures);
         return 1;

@@ -6,7 +6,10 @@
  * out-neighbour, all posted at once (weft_topo_neighbors gives the lists in
  * the standard's order; MPI_PROC_NULL neighbours are skipped). When a rank
  * is the same neighbour twice (periodic dimension of size 1 or 2), the
- * messages between the pair match in posting order.
+ * messages between the pair match in posting order. On a cartesian
+ * communicator a peer sends in its -1 direction first, and that block must
+ * land in our +1 slot: receives are posted +1 slot first in each dimension
+ * (recv_slot), so the pairs match the right way round.
  */
 #include "coll/coll_internal.h"
 #include "core/topo.h"
@@ -15,6 +18,12 @@ static int neighbors(const weft_coll_args_t *a, int *indeg, const int **src, int
                      const int **dst)
 {
     return weft_topo_neighbors(a->comm, indeg, src, outdeg, dst);
+}
+
+/* Slot the i-th posted receive fills (see the header comment). */
+static int recv_slot(const weft_coll_args_t *a, int i)
+{
+    return a->comm->topo_kind == MPI_CART ? i ^ 1 : i;
 }
 
 int weft_coll_neighbor_allgather_intra_linear(weft_sched_t *s, const weft_coll_args_t *a)
@@ -70,7 +79,8 @@ int weft_coll_neighbor_alltoall_intra_linear(weft_sched_t *s, const weft_coll_ar
     if ((rc = neighbors(a, &indeg, &src, &outdeg, &dst)) != MPI_SUCCESS) {
         return rc;
     }
-    for (int i = 0; i < indeg; i++) {
+    for (int k = 0; k < indeg; k++) {
+        int i = recv_slot(a, k);
         if (src[i] != MPI_PROC_NULL) {
             WEFT_TRY(rc, weft_sched_recv(s, weft_coll_elem(a->rbuf, (MPI_Count)i * a->rcount,
                                                            a->rdt),
@@ -95,7 +105,8 @@ int weft_coll_neighbor_alltoallv_intra_linear(weft_sched_t *s, const weft_coll_a
     if ((rc = neighbors(a, &indeg, &src, &outdeg, &dst)) != MPI_SUCCESS) {
         return rc;
     }
-    for (int i = 0; i < indeg; i++) {
+    for (int k = 0; k < indeg; k++) {
+        int i = recv_slot(a, k);
         if (src[i] != MPI_PROC_NULL) {
             WEFT_TRY(rc, weft_sched_recv(s, weft_coll_elem(a->rbuf, a->rdispls[i], a->rdt),
                                          a->rcounts[i], a->rdt, src[i], a->comm));
@@ -118,7 +129,8 @@ int weft_coll_neighbor_alltoallw_intra_linear(weft_sched_t *s, const weft_coll_a
     if ((rc = neighbors(a, &indeg, &src, &outdeg, &dst)) != MPI_SUCCESS) {
         return rc;
     }
-    for (int i = 0; i < indeg; i++) {
+    for (int k = 0; k < indeg; k++) {
+        int i = recv_slot(a, k);
         if (src[i] != MPI_PROC_NULL) {
             WEFT_TRY(rc, weft_sched_recv(s, (char *)a->rbuf + a->rdispls[i], a->rcounts[i],
                                          a->rdts[i], src[i], a->comm));

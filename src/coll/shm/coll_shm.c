@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "coll/coll_internal.h"
+#include "core/comm_ctx.h"
 #include "core/errors.h"
 #include "core/progress.h"
 #include "core/pt2pt.h"
@@ -504,9 +505,13 @@ void weft_coll_shm_free(struct weft_coll_comm *cc)
 
 /* AND of ok over comm (rank 0 collects and answers): every rank must agree
  * whether the region exists, or they would pick different algorithms. */
+/* Setup traffic uses internal tags (WEFT_XTAG_COLL_SHM), not the
+ * collective tag sequence: the region is set up lazily inside the first
+ * shared-memory collective, and its messages must never match a collective's
+ * (issue 19 bug 12: a stale collective receive took the region name). */
 static int agree(weft_comm_t *comm, int ok)
 {
-    int tag = weft_coll_next_tag(comm), rc = MPI_SUCCESS;
+    int tag = WEFT_XTAG_COLL_SHM + 1, rc = MPI_SUCCESS;
     int v   = ok;
 
     if (comm->rank == 0) {
@@ -557,7 +562,7 @@ int weft_coll_shm_setup(weft_comm_t *comm)
         sh->bytes = region_bytes(sh->n);
     }
     if (node->size > 1) {
-        int tag = weft_coll_next_tag(node);
+        int tag = WEFT_XTAG_COLL_SHM;
         rc      = MPI_SUCCESS;
         if (node->rank == 0) {
             if (sh != NULL) {
@@ -700,7 +705,9 @@ static int reduce_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
     }
     rl  = cc->leader_of[a->root];
     acc = leader_acc(a, !cc->is_leader || comm->rank == a->root, &tmp);
-    if (acc == NULL) {
+    /* a non-leader's acc is never written (its recvbuf, insignificant at a
+     * non-root, may be NULL) */
+    if (acc == NULL && cc->is_leader && comm->rank != a->root) {
         return weft_error(MPI_ERR_NO_MEM, "no memory for a reduction temporary");
     }
     rc = node_reduce(sh, mine, acc, a->count, a->dt, a->op, 0, 0);

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 
 #include "core/datatype.h"
+#include "core/mpit/event.h"
+#include "core/mpit/pvar.h"
 #include "core/runtime.h"
 
 static weft_unexp_t *unexp_pool; /* free entries, linked by next */
@@ -27,6 +29,7 @@ weft_request_t *p2p_match_posted(uint32_t ctx, int src, int tag)
 {
     for (weft_request_t *r = p2p.posted.next; r != &p2p.posted; r = r->next) {
         if (matches(ctx, src, tag, r->context, r->peer, r->tag)) {
+            WEFT_PVAR_LEVEL_DEC(POSTED_QUEUE_LEN);
             r->prev->next = r->next;
             r->next->prev = r->prev;
             r->next = r->prev = NULL;
@@ -42,6 +45,7 @@ void p2p_post_recv(weft_request_t *req)
     req->next             = &p2p.posted;
     p2p.posted.prev->next = req;
     p2p.posted.prev       = req;
+    WEFT_PVAR_LEVEL_INC(POSTED_QUEUE_LEN);
 }
 
 int p2p_large_recv_posted(size_t bytes)
@@ -59,6 +63,8 @@ weft_unexp_t *weft_pt2pt_find_unexpected(uint32_t context, int source, int tag, 
     for (weft_unexp_t *u = p2p.unexp.next; u != &p2p.unexp; u = u->next) {
         if (matches(u->context, u->src, u->tag, context, source, tag)) {
             if (remove) {
+                WEFT_PVAR_LEVEL_DEC(UNEXP_QUEUE_LEN);
+                WEFT_PVAR_ADD(UNEXP_QUEUE_TIME, weft_pvar_now_ns() - u->arrived_ns);
                 u->prev->next = u->next;
                 u->next->prev = u->prev;
                 u->next = u->prev = NULL;
@@ -91,6 +97,10 @@ weft_unexp_t *p2p_unexp_new(uint8_t type, uint32_t ctx, int src, int tag, int pe
     u->next      = &p2p.unexp;
     p2p.unexp.prev->next = u;
     p2p.unexp.prev       = u;
+    u->arrived_ns        = weft_pvar_now_ns();
+    WEFT_PVAR_INC(UNEXP_MSGS);
+    WEFT_PVAR_LEVEL_INC(UNEXP_QUEUE_LEN);
+    WEFT_EVENT_RAISE(UNEXPECTED_MESSAGE, src, tag, bytes, ctx);
     return u;
 }
 

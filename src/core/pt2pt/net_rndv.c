@@ -25,6 +25,7 @@
 #include <stdlib.h>
 
 #include "core/datatype.h"
+#include "core/mpit/event.h"
 #include "core/runtime.h"
 #include "util/tunables.h"
 
@@ -249,6 +250,7 @@ int p2p_net_progress(int peer, peer_state_t *ps)
             req->next = NULL;
             p2p.pending--;
             p2p.sends_out--;
+            WEFT_EVENT_RAISE(RNDV_FINISH, req->peer, req->tag, req->bytes, 0);
             weft_request_complete(req);
         }
     }

@@ -32,6 +32,8 @@
 #include "core/comm.h"
 #include "core/datatype.h"
 #include "core/errors.h"
+#include "core/mpit/event.h"
+#include "core/mpit/pvar.h"
 #include "core/progress.h"
 #include "core/runtime.h"
 #include "core/status.h"
@@ -99,6 +101,7 @@ void p2p_recv_set_status(weft_request_t *req, int src, int tag, MPI_Count bytes)
 {
     MPI_Count cap = req->count * req->datatype->size;
 
+    WEFT_PVAR_INC(MSGS_RECEIVED);
     req->status.MPI_SOURCE = src;
     req->status.MPI_TAG    = tag;
     if (bytes > cap) {
@@ -204,6 +207,7 @@ static void on_cts(int peer, const weft_am_t *m)
     weft_request_t *sreq = (weft_request_t *)(uintptr_t)cts.sreq;
     if (sreq->bytes == 0) {
         p2p.sends_out--;
+        WEFT_EVENT_RAISE(RNDV_FINISH, sreq->peer, sreq->tag, 0, 0);
         weft_request_complete(sreq);
     } else if (weft_peer(peer)->is_local) {
         p2p_shm_cts(peer, sreq);
@@ -224,6 +228,7 @@ static void on_fin(int peer, const weft_am_t *m)
         p2p_net_send_release(r);
     }
     p2p.sends_out--;
+    WEFT_EVENT_RAISE(RNDV_FINISH, r->peer, r->tag, r->bytes, 0);
     weft_request_complete(r);
 }
 
@@ -239,6 +244,7 @@ static int send_try(int peer, weft_request_t *req)
         void *p = pe->is_local ? weft_shm_reserve(pe->shm_index, (size_t)req->bytes)
                                : weft_dev_net_reserve(peer, (size_t)req->bytes);
         if (p == NULL) {
+            WEFT_PVAR_INC(SHM_RING_FULL);
             return -1;
         }
         if (req->bytes > 0) {
@@ -255,6 +261,8 @@ static int send_try(int peer, weft_request_t *req)
             weft_dev_net_commit(peer, WEFT_AM_PT2PT_EAGER, req->tag, req->context,
                                 req->status.MPI_SOURCE, (size_t)req->bytes);
         }
+        WEFT_PVAR_INC(EAGER_MSGS_SENT);
+        WEFT_PVAR_ADD(EAGER_BYTES_SENT, req->bytes);
         weft_request_complete(req);
         return 0;
     }
@@ -273,6 +281,7 @@ static int send_try(int peer, weft_request_t *req)
         } else if (rts.coop) {
             weft_shm_coop_cancel(pe->shm_index, rts.coop);
         }
+        WEFT_PVAR_INC(SHM_RING_FULL);
         return -1;
     }
     if (pe->is_local && rts.coop) {
@@ -281,6 +290,9 @@ static int send_try(int peer, weft_request_t *req)
         p2p.pending++;
     }
     p2p.sends_out++;
+    WEFT_PVAR_INC(RNDV_MSGS_SENT);
+    WEFT_PVAR_ADD(RNDV_BYTES_SENT, req->bytes);
+    WEFT_EVENT_RAISE(RNDV_START, req->peer, req->tag, req->bytes, 0);
     return 0;
 }
 
@@ -293,6 +305,8 @@ static void self_send(weft_request_t *req)
 {
     weft_request_t *rreq = p2p_match_posted(req->context, req->status.MPI_SOURCE, req->tag);
 
+    WEFT_PVAR_INC(EAGER_MSGS_SENT);
+    WEFT_PVAR_ADD(EAGER_BYTES_SENT, req->bytes);
     if (rreq) {
         p2p_recv_set_status(rreq, req->status.MPI_SOURCE, req->tag, req->bytes);
         weft_dt_copy(req->buf, req->count, req->datatype, rreq->buf, rreq->count, rreq->datatype);
@@ -366,6 +380,8 @@ int weft_isend(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, 
     req->bytes             = count * dt->size;
     req->status.MPI_SOURCE = comm->rank; /* what the receiver will see */
     peer                   = comm->peer_world[dest];
+    WEFT_TRAFFIC(peer, req->bytes);
+    WEFT_PVAR_COMM_SENT(comm, req->bytes);
     if (peer == p2p.me_world) {
         self_send(req);
         return MPI_SUCCESS;
@@ -430,6 +446,7 @@ int weft_pt2pt_cancel(weft_request_t *req)
     if (req->kind == WEFT_REQ_RECV && req->next != NULL) {
         for (weft_request_t *r = p2p.posted.next; r != &p2p.posted; r = r->next) {
             if (r == req) {
+                WEFT_PVAR_LEVEL_DEC(POSTED_QUEUE_LEN);
                 r->prev->next = r->next;
                 r->next->prev = r->prev;
                 r->next = r->prev = NULL;
@@ -595,6 +612,7 @@ int weft_pt2pt_module_init(void)
     p2p.cma           = weft_shm_cma_enabled();
     p2p.cma_threshold = weft_tunables.SMP_CMA_THRESHOLD;
     p2p.eager_limit   = weft_tunables.SMP_EAGERSIZE;
+    WEFT_PVAR_SET(SHM_RING_BYTES, cfg.ring_bytes);
     if (p2p.eager_limit > weft_shm_max_payload()) {
         weft_log_warn("WEFT_SMP_EAGERSIZE=%zu exceeds what WEFT_SMP_QUEUE_LENGTH allows; using %zu",
                       p2p.eager_limit, weft_shm_max_payload());
@@ -657,6 +675,10 @@ int weft_send_eager_now(const void *buf, MPI_Count count, weft_datatype_t *dt, i
     memcpy(p, (const char *)buf + dt->true_lb, (size_t)bytes);
     weft_shm_commit(pe->shm_index, WEFT_AM_PT2PT_EAGER, tag, comm->context_id + ctx_offset,
                     comm->rank, (size_t)bytes);
+    WEFT_PVAR_INC(EAGER_MSGS_SENT);
+    WEFT_PVAR_ADD(EAGER_BYTES_SENT, bytes);
+    WEFT_TRAFFIC(world, bytes);
+    WEFT_PVAR_COMM_SENT(comm, bytes);
     return 1;
 }
 

@@ -17,7 +17,10 @@
 #include <string.h>
 
 #include "core/datatype.h"
+#include "core/mpit/event.h"
+#include "core/mpit/pvar.h"
 #include "core/runtime.h"
+#include "util/tunables.h"
 #include "transport/shm/shm.h"
 #include "util/log.h"
 
@@ -107,6 +110,7 @@ static void cma_recv(int peer, weft_request_t *req, const rts_t *rts)
     void         *bounce = NULL;
     int           nlocal = 1, nremote = 1, rc = 0;
 
+    WEFT_PVAR_ADD(CMA_BYTES, n);
     if (n > 0) {
         nlocal = p2p_build_iov(req->datatype, req->count, req->buf, n, &local, 1 << 14);
         if (nlocal < 0) { /* very fragmented receive: land contiguous, then unpack */
@@ -159,6 +163,7 @@ void p2p_shm_rndv_recv(int peer, weft_request_t *req, const rts_t *rts)
         MPI_Count n   = (MPI_Count)rts->bytes < cap ? (MPI_Count)rts->bytes : cap;
         if (req->datatype->is_contig && n > 0) {
             int slot = (int)(rts->coop & 0xff) - 1;
+            WEFT_PVAR_ADD(CMA_BYTES, n);
             weft_shm_coop_start(shm_of(peer), rts->coop,
                                 (char *)req->buf + req->datatype->true_lb, (size_t)n);
             req->proto[0] = rts->sreq;
@@ -177,6 +182,8 @@ void p2p_shm_rndv_recv(int peer, weft_request_t *req, const rts_t *rts)
         cma_recv(peer, req, rts);
         return;
     }
+    WEFT_PVAR_ADD(PIPE_BYTES, rts->bytes);
+    WEFT_PVAR_ADD(CMA_FALLBACKS, weft_tunables.SMP_USE_CMA && !p2p.cma); /* CMA wanted, probe said no */
     peer_state_t *ps = &p2p.peers[peer];
     req->proto[0]    = rts->sreq;
     req->proto[1]    = rts->bytes;
@@ -270,6 +277,7 @@ static int pipe_send_progress(int peer, peer_state_t *ps)
         ps->pipe_send = NULL;
         p2p.pending--;
         p2p.sends_out--;
+        WEFT_EVENT_RAISE(RNDV_FINISH, req->peer, req->tag, req->bytes, 0);
         weft_request_complete(req);
     }
     return events;

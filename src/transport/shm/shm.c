@@ -401,7 +401,14 @@ void weft_shm_commit(int peer, uint8_t type, int32_t tag, uint32_t context, int3
     if (shm.use_bells) {
         uint64_t *w   = &shm.bells[peer].word[shm.me / 64];
         uint64_t  bit = 1ull << (shm.me % 64);
-        /* Read first: when the bit is still set no write is needed. */
+        /* Read first: when the bit is still set no write is needed. The
+         * fence keeps the publish above from being ordered after this load
+         * (x86 store buffering): otherwise we could read the bit the
+         * receiver is just clearing, skip setting it, and the receiver,
+         * not yet seeing the message, would not look at this ring again
+         * (issue 19 bug 3: non-blocking collectives hung at 9+ ranks). The
+         * receiver pairs it with a fence after clearing (poll_bells). */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
         if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit)) {
             __atomic_fetch_or(w, bit, __ATOMIC_RELEASE);
         }
@@ -458,7 +465,9 @@ static int poll_bells(void)
     for (int w = 0; w < (shm.n + 63) / 64; w++) {
         uint64_t bits = shm.ready[w];
         if (__atomic_load_n(&shm.bells[shm.me].word[w], __ATOMIC_RELAXED)) {
-            bits |= __atomic_exchange_n(&shm.bells[shm.me].word[w], 0, __ATOMIC_ACQUIRE);
+            bits |= __atomic_exchange_n(&shm.bells[shm.me].word[w], 0, __ATOMIC_SEQ_CST);
+            /* clear the bits before reading the rings (see weft_shm_commit) */
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
         }
         shm.ready[w] = 0;
         while (bits) {

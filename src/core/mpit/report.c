@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * The job report: every rank sends one fixed-size record (its counters since
+ * MPI_Init, its row of the traffic matrix, its collective and algorithm
+ * calls, its host) to rank 0, which prints a summary (WEFT_REPORT=1; =2 adds
+ * the rank x rank matrix) and/or writes JSON (WEFT_REPORT_FILE). The format
+ * is documented in docs/job-report.md; the monitoring UI reads it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/comm.h"
+#include "core/mpit/pvar.h"
+#include "core/mpit/report.h"
+#include "core/pt2pt.h"
+#include "core/runtime.h"
+#include "util/log.h"
+#include "util/tunables.h"
+
+#define REPORT_TAG  0x5745 /* on MPI_COMM_WORLD's internal context */
+#define HOST_BYTES  64
+#define TOP_PAIRS   10
+
+/* Scalars of a rank's record, in order. */
+enum {
+    R_EAGER_MSGS,
+    R_RNDV_MSGS,
+    R_MSGS_RECEIVED,
+    R_UNEXP_MSGS,
+    R_UNEXP_HWM,
+    R_WAIT_NS,
+    R_WALL_NS,
+    R_NSCALARS
+};
+
+static const weft_pvar_id_t counted[R_NSCALARS] = {
+    WEFT_PVAR_EAGER_MSGS_SENT, WEFT_PVAR_RNDV_MSGS_SENT, WEFT_PVAR_MSGS_RECEIVED,
+    WEFT_PVAR_UNEXP_MSGS,      WEFT_PVAR_NONE,           WEFT_PVAR_WAIT_TIME, WEFT_PVAR_NONE};
+
+static uint64_t  start_scalars[R_NSCALARS];
+static uint64_t *start_colls, *start_algs;
+static uint64_t  start_ns;
+static int       nranks, ncolls, nalgs;
+
+void weft_report_start(void)
+{
+    nranks = weft_comm_world.size;
+    ncolls = weft_pvar_element_count(WEFT_PVAR_COLL_CALLS);
+    nalgs  = weft_pvar_element_count(WEFT_PVAR_COLL_ALG_CALLS);
+    free(weft_traffic);
+    free(start_colls);
+    weft_traffic = calloc((size_t)nranks, sizeof(*weft_traffic));
+    start_colls  = calloc((size_t)(ncolls + nalgs), sizeof(uint64_t));
+    start_algs   = start_colls ? start_colls + ncolls : NULL;
+    if (weft_traffic == NULL || start_colls == NULL) {
+        weft_log_warn("no memory for the job report's counters: WEFT_REPORT will be empty");
+        free(weft_traffic);
+        weft_traffic = NULL;
+        return;
+    }
+    for (int i = 0; i < R_NSCALARS; i++) {
+        start_scalars[i] = counted[i] == WEFT_PVAR_NONE ? 0 : weft_pvar[counted[i]];
+    }
+    for (int i = 0; i < ncolls; i++) {
+        start_colls[i] = weft_pvar_element(WEFT_PVAR_COLL_CALLS, i);
+    }
+    for (int i = 0; i < nalgs; i++) {
+        start_algs[i] = weft_pvar_element(WEFT_PVAR_COLL_ALG_CALLS, i);
+    }
+    weft_pvar_peak[WEFT_PVAR_UNEXP_QUEUE_LEN] = weft_pvar[WEFT_PVAR_UNEXP_QUEUE_LEN];
+    start_ns = weft_pvar_now_ns();
+}
+
+/* Record: scalars, traffic (msgs, bytes) per destination, coll calls, alg calls, host. */
+static size_t record_words(void)
+{
+    return (size_t)R_NSCALARS + 2 * (size_t)nranks + (size_t)ncolls + (size_t)nalgs + HOST_BYTES / 8;
+}
+
+static void fill_record(uint64_t *rec)
+{
+    uint64_t *p = rec;
+
+    for (int i = 0; i < R_NSCALARS; i++) {
+        p[i] = counted[i] == WEFT_PVAR_NONE ? 0 : weft_pvar[counted[i]] - start_scalars[i];
+    }
+    p[R_UNEXP_HWM] = weft_pvar_peak[WEFT_PVAR_UNEXP_QUEUE_LEN];
+    p[R_WALL_NS]   = weft_pvar_now_ns() - start_ns;
+    p += R_NSCALARS;
+    for (int d = 0; d < nranks; d++) {
+        *p++ = weft_traffic[d].msgs;
+        *p++ = weft_traffic[d].bytes;
+    }
+    for (int i = 0; i < ncolls; i++) {
+        *p++ = weft_pvar_element(WEFT_PVAR_COLL_CALLS, i) - start_colls[i];
+    }
+    for (int i = 0; i < nalgs; i++) {
+        *p++ = weft_pvar_element(WEFT_PVAR_COLL_ALG_CALLS, i) - start_algs[i];
+    }
+    snprintf((char *)p, HOST_BYTES, "%.*s", HOST_BYTES - 1, weft_runtime.processor_name);
+}
+
+/* Accessors into the gathered records. */
+static uint64_t *recs;
+#define REC(r)          (recs + (size_t)(r) * record_words())
+#define SCALAR(r, i)    (REC(r)[i])
+#define MSGS(s, d)      (REC(s)[R_NSCALARS + 2 * (size_t)(d)])
+#define BYTES(s, d)     (REC(s)[R_NSCALARS + 2 * (size_t)(d) + 1])
+#define COLL(r, i)      (REC(r)[R_NSCALARS + 2 * (size_t)nranks + (size_t)(i)])
+#define ALG(r, i)       (REC(r)[R_NSCALARS + 2 * (size_t)nranks + (size_t)ncolls + (size_t)(i)])
+#define HOST(r)         ((const char *)(REC(r) + R_NSCALARS + 2 * (size_t)nranks + ncolls + nalgs))
+
+static uint64_t row_sum(int r, int bytes)
+{
+    uint64_t s = 0;
+    for (int d = 0; d < nranks; d++) {
+        s += bytes ? BYTES(r, d) : MSGS(r, d);
+    }
+    return s;
+}
+
+typedef struct {
+    int      src, dst;
+    uint64_t msgs, bytes;
+} pair_t;
+
+static int by_bytes(const void *a, const void *b)
+{
+    const pair_t *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+    if (x->msgs != y->msgs) return x->msgs < y->msgs ? 1 : -1;
+    return x->src != y->src ? x->src - y->src : x->dst - y->dst;
+}
+
+static int top_pairs(pair_t *top)
+{
+    int n = 0;
+    for (int s = 0; s < nranks; s++) {
+        for (int d = 0; d < nranks; d++) {
+            if (MSGS(s, d) == 0) {
+                continue;
+            }
+            pair_t p = {s, d, MSGS(s, d), BYTES(s, d)};
+            if (n < TOP_PAIRS) {
+                top[n++] = p;
+            } else if (by_bytes(&p, &top[n - 1]) < 0) {
+                top[n - 1] = p;
+            } else {
+                continue;
+            }
+            qsort(top, (size_t)n, sizeof(*top), by_bytes);
+        }
+    }
+    return n;
+}
+
+static void print_text(int level)
+{
+    pair_t top[TOP_PAIRS];
+    int    ntop = top_pairs(top);
+
+    fprintf(stderr, "weft report: job %s, %d rank%s\n", weft_runtime.jobid, nranks,
+            nranks == 1 ? "" : "s");
+    fprintf(stderr, "weft report: %5s %10s %14s %10s %10s %10s %10s %9s %10s %10s  %s\n", "rank",
+            "msgs_sent", "bytes_sent", "eager", "rndv", "msgs_recv", "unexpected", "unexp_hwm",
+            "wait_s", "wall_s", "host");
+    for (int r = 0; r < nranks; r++) {
+        fprintf(stderr,
+                "weft report: %5d %10llu %14llu %10llu %10llu %10llu %10llu %9llu %10.6f %10.6f  %s\n",
+                r, (unsigned long long)row_sum(r, 0), (unsigned long long)row_sum(r, 1),
+                (unsigned long long)SCALAR(r, R_EAGER_MSGS), (unsigned long long)SCALAR(r, R_RNDV_MSGS),
+                (unsigned long long)SCALAR(r, R_MSGS_RECEIVED),
+                (unsigned long long)SCALAR(r, R_UNEXP_MSGS), (unsigned long long)SCALAR(r, R_UNEXP_HWM),
+                1e-9 * (double)SCALAR(r, R_WAIT_NS), 1e-9 * (double)SCALAR(r, R_WALL_NS), HOST(r));
+    }
+    for (int i = 0; i < nalgs; i++) {
+        uint64_t lo = ALG(0, i), hi = ALG(0, i);
+        for (int r = 1; r < nranks; r++) {
+            lo = ALG(r, i) < lo ? ALG(r, i) : lo;
+            hi = ALG(r, i) > hi ? ALG(r, i) : hi;
+        }
+        if (hi > 0) {
+            fprintf(stderr, "weft report: collective %s: %llu..%llu calls per rank\n",
+                    weft_pvar_element_name(WEFT_PVAR_COLL_ALG_CALLS, i), (unsigned long long)lo,
+                    (unsigned long long)hi);
+        }
+    }
+    for (int i = 0; i < ntop; i++) {
+        fprintf(stderr, "weft report: top pair %d -> %d: %llu msgs, %llu bytes\n", top[i].src,
+                top[i].dst, (unsigned long long)top[i].msgs, (unsigned long long)top[i].bytes);
+    }
+    if (level >= 2) {
+        fprintf(stderr, "weft report: bytes sent, row = source rank, column = destination rank\n");
+        for (int s = 0; s < nranks; s++) {
+            fprintf(stderr, "weft report: %5d", s);
+            for (int d = 0; d < nranks; d++) {
+                fprintf(stderr, " %llu", (unsigned long long)BYTES(s, d));
+            }
+            fprintf(stderr, "\n");
+        }
+    }
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') {
+            fprintf(f, "\\%c", *s);
+        } else if ((unsigned char)*s < 0x20) {
+            fprintf(f, "\\u%04x", (unsigned char)*s);
+        } else {
+            fputc(*s, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void json_row(FILE *f, int src, int bytes)
+{
+    fputc('[', f);
+    for (int d = 0; d < nranks; d++) {
+        fprintf(f, "%s%llu", d ? "," : "", (unsigned long long)(bytes ? BYTES(src, d) : MSGS(src, d)));
+    }
+    fputc(']', f);
+}
+
+/* Element i of the array as a JSON list over ranks, if it is nonzero anywhere. */
+static int json_per_rank(FILE *f, int first, const char *name, int alg, int i)
+{
+    int any = 0;
+    for (int r = 0; r < nranks; r++) {
+        any |= (alg ? ALG(r, i) : COLL(r, i)) != 0;
+    }
+    if (!any) {
+        return first;
+    }
+    fprintf(f, "%s\n    ", first ? "" : ",");
+    json_string(f, name);
+    fputs(": [", f);
+    for (int r = 0; r < nranks; r++) {
+        fprintf(f, "%s%llu", r ? "," : "", (unsigned long long)(alg ? ALG(r, i) : COLL(r, i)));
+    }
+    fputc(']', f);
+    return 0;
+}
+
+static int write_json(const char *path)
+{
+    pair_t top[TOP_PAIRS];
+    int    ntop  = top_pairs(top), first;
+    FILE  *f     = fopen(path, "w");
+
+    if (f == NULL) {
+        return -1;
+    }
+    fprintf(f, "{\n  \"schema\": \"weft-job-report/1\",\n  \"jobid\": ");
+    json_string(f, weft_runtime.jobid);
+    fprintf(f, ",\n  \"nranks\": %d,\n  \"ranks\": [", nranks);
+    for (int r = 0; r < nranks; r++) {
+        fprintf(f, "%s\n    {\"rank\": %d, \"host\": ", r ? "," : "", r);
+        json_string(f, HOST(r));
+        fprintf(f,
+                ", \"msgs_sent\": %llu, \"bytes_sent\": %llu, \"eager_msgs_sent\": %llu, "
+                "\"rndv_msgs_sent\": %llu, \"msgs_received\": %llu, \"unexpected_msgs\": %llu, "
+                "\"unexpected_queue_hwm\": %llu, \"wait_seconds\": %.9f, \"wall_seconds\": %.9f}",
+                (unsigned long long)row_sum(r, 0), (unsigned long long)row_sum(r, 1),
+                (unsigned long long)SCALAR(r, R_EAGER_MSGS), (unsigned long long)SCALAR(r, R_RNDV_MSGS),
+                (unsigned long long)SCALAR(r, R_MSGS_RECEIVED),
+                (unsigned long long)SCALAR(r, R_UNEXP_MSGS), (unsigned long long)SCALAR(r, R_UNEXP_HWM),
+                1e-9 * (double)SCALAR(r, R_WAIT_NS), 1e-9 * (double)SCALAR(r, R_WALL_NS));
+    }
+    fputs("\n  ],\n  \"collective_calls\": {", f);
+    first = 1;
+    for (int i = 0; i < ncolls; i++) {
+        first = json_per_rank(f, first, weft_pvar_element_name(WEFT_PVAR_COLL_CALLS, i), 0, i);
+    }
+    fputs(first ? "},\n" : "\n  },\n", f);
+    fputs("  \"algorithm_calls\": {", f);
+    first = 1;
+    for (int i = 0; i < nalgs; i++) {
+        first = json_per_rank(f, first, weft_pvar_element_name(WEFT_PVAR_COLL_ALG_CALLS, i), 1, i);
+    }
+    fputs(first ? "},\n" : "\n  },\n", f);
+    fputs("  \"top_pairs\": [", f);
+    for (int i = 0; i < ntop; i++) {
+        fprintf(f, "%s\n    {\"src\": %d, \"dst\": %d, \"msgs\": %llu, \"bytes\": %llu}", i ? "," : "",
+                top[i].src, top[i].dst, (unsigned long long)top[i].msgs, (unsigned long long)top[i].bytes);
+    }
+    fputs(ntop ? "\n  ],\n" : "],\n", f);
+    fputs("  \"traffic\": {\n    \"msgs\": [", f);
+    for (int s = 0; s < nranks; s++) {
+        fputs(s ? ",\n      " : "\n      ", f);
+        json_row(f, s, 0);
+    }
+    fputs("\n    ],\n    \"bytes\": [", f);
+    for (int s = 0; s < nranks; s++) {
+        fputs(s ? ",\n      " : "\n      ", f);
+        json_row(f, s, 1);
+    }
+    fputs("\n    ]\n  }\n}\n", f);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+void weft_report_finish(void)
+{
+    const char *file  = weft_tunables.REPORT_FILE;
+    int         level = weft_tunables.REPORT;
+    int         me    = weft_comm_world.rank;
+    size_t      words = record_words();
+
+    if ((level == 0 && (file == NULL || file[0] == '\0')) || weft_traffic == NULL) {
+        return;
+    }
+    uint64_t *mine = calloc(words, sizeof(uint64_t));
+    if (mine == NULL) {
+        weft_log_warn("no memory for the job report");
+        return;
+    }
+    fill_record(mine);
+    if (me != 0) {
+        weft_send_bytes(mine, words * sizeof(uint64_t), 0, REPORT_TAG, &weft_comm_world);
+        free(mine);
+        return;
+    }
+    recs = calloc(words * (size_t)nranks, sizeof(uint64_t));
+    if (recs == NULL) { /* still receive, so nobody waits for us in vain */
+        for (int r = 1; r < nranks; r++) {
+            weft_recv_bytes(mine, words * sizeof(uint64_t), r, REPORT_TAG, &weft_comm_world);
+        }
+        weft_log_warn("no memory to gather the job report");
+        free(mine);
+        return;
+    }
+    memcpy(REC(0), mine, words * sizeof(uint64_t));
+    free(mine);
+    for (int r = 1; r < nranks; r++) {
+        weft_recv_bytes(REC(r), words * sizeof(uint64_t), r, REPORT_TAG, &weft_comm_world);
+    }
+    if (level > 0) {
+        print_text(level);
+    }
+    if (file != NULL && file[0] != '\0' && write_json(file) != 0) {
+        weft_log_warn("WEFT_REPORT_FILE=%s: cannot write the job report", file);
+    }
+    free(recs);
+    recs = NULL;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * MPI-IO internals: the file object, its view, and the access engine shared
+ * by the independent (file.c, access.c) and collective (twophase.c) paths.
+ *
+ * Positions: a view is disp + tiles of the filetype; the *view stream* is the
+ * concatenation of the filetype's data bytes over all tiles. File pointers
+ * count etypes of the view stream; the engine works in stream bytes and turns
+ * a byte range of the stream into (file offset, length) segments.
+ */
+#ifndef WEFT_IO_INTERNAL_H
+#define WEFT_IO_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <mpi.h>
+#include "core/object.h"
+
+typedef struct {
+    MPI_Offset off; /* file offset in bytes */
+    MPI_Offset len;
+    MPI_Offset pos; /* view-stream byte this segment starts at (relative to the access) */
+} weft_io_seg_t;
+
+/* Data representations: native and internal store memory bytes; external32
+ * converts through the datatype engine; a registered one through the user's
+ * functions. */
+typedef enum { WEFT_DREP_NATIVE = 0, WEFT_DREP_EXTERNAL32, WEFT_DREP_USER } weft_drep_kind_t;
+
+typedef struct weft_io_datarep {
+    struct weft_io_datarep          *next;
+    char                             name[MPI_MAX_DATAREP_STRING];
+    MPI_Datarep_conversion_function_c *read_fn, *write_fn;
+    MPI_Datarep_conversion_function *read_fn_int, *write_fn_int;
+    MPI_Datarep_extent_function     *extent_fn;
+    void                            *extra_state;
+} weft_io_datarep_t;
+
+typedef struct {
+    MPI_Offset        disp;
+    weft_datatype_t  *etype, *filetype;
+    MPI_Count         esize;     /* etype bytes in the file */
+    MPI_Count         tile_size; /* data bytes of one filetype tile */
+    MPI_Aint          tile_ext;  /* extent of one tile */
+    int               nblocks;   /* flattened filetype: data blocks of one tile */
+    MPI_Aint         *blk_off;   /* offset in the tile */
+    MPI_Count        *blk_len;
+    MPI_Count        *blk_pre;   /* data bytes before block i */
+    int               contig;    /* one block at 0 with tile_size == tile_ext */
+    weft_drep_kind_t  drep;
+    weft_io_datarep_t *user;
+    char              datarep[MPI_MAX_DATAREP_STRING];
+} weft_io_view_t;
+
+typedef struct {
+    MPI_Count cb_buffer_size;
+    int       cb_nodes;
+    int       cb_read, cb_write;       /* 0 disable, 1 enable, 2 automatic */
+    int       ds_read, ds_write;       /* data sieving: same encoding */
+    MPI_Count ind_rd_buffer_size, ind_wr_buffer_size;
+    int       striping_factor;         /* 0: not given */
+    MPI_Count striping_unit;
+    int       shared_in_tmp;           /* internal: shared pointer lives in TMPDIR */
+} weft_io_hints_t;
+
+/* A pending split collective (begin done, end not yet called). */
+typedef struct {
+    int        active;
+    const void *buf;
+    MPI_Status status;
+    int        rc;
+} weft_io_split_t;
+
+struct weft_file {
+    weft_object_t      hdr;
+    weft_comm_t       *comm;      /* private duplicate of the user's communicator */
+    int                fd;
+    int                can_read;  /* fd is readable (WRONLY files may not be) */
+    int                amode;
+    int                atomic;
+    char              *path;
+    weft_errhandler_t *errhandler;
+    weft_io_hints_t    hints;
+    weft_info_t       *info;      /* the user's extra keys, returned by get_info */
+    weft_io_view_t     view;
+    MPI_Offset         ind_pos;   /* individual file pointer, in etypes */
+    int                shared_fd; /* sidecar holding the shared file pointer */
+    weft_io_split_t    split;
+    void              *scratch[2];     /* two-phase buffers kept between calls */
+    size_t             scratch_len[2]; /* (no page faults on every collective) */
+    pthread_mutex_t    lock;      /* individual pointer updates */
+};
+
+/* MPI_ERR_READ_ONLY unless the file was opened for writing. */
+int weft_io_check_writable(weft_file_t *fh);
+
+/* errno of a failed system call -> MPI error class. */
+int weft_io_errno_class(int err, int writing);
+
+/* view.c */
+int        weft_io_view_set(weft_file_t *fh, MPI_Offset disp, weft_datatype_t *etype,
+                            weft_datatype_t *filetype, const char *datarep);
+void       weft_io_view_free(weft_io_view_t *v);
+/* Segments covering stream bytes [start, start+len); caller frees *segs. */
+int        weft_io_view_segments(const weft_io_view_t *v, MPI_Offset start, MPI_Offset len,
+                                 weft_io_seg_t **segs, int *nseg);
+/* File byte of stream byte pos; number of stream bytes below file byte off. */
+MPI_Offset weft_io_view_byte(const weft_io_view_t *v, MPI_Offset pos);
+MPI_Offset weft_io_view_stream_below(const weft_io_view_t *v, MPI_Offset off);
+/* Bytes in the file of count elements of dt under the view's datarep (< 0: unsupported). */
+MPI_Offset weft_io_file_bytes(const weft_io_view_t *v, const weft_datatype_t *dt, MPI_Count count);
+/* Memory <-> file representation of (buf, count, dt); out/in have file_bytes. */
+int        weft_io_to_file(const weft_io_view_t *v, const void *buf, MPI_Count count,
+                           weft_datatype_t *dt, void *out, MPI_Offset nbytes);
+int        weft_io_from_file(const weft_io_view_t *v, void *buf, MPI_Count count,
+                             weft_datatype_t *dt, const void *in, MPI_Offset nbytes);
+void       weft_io_datarep_fini(void);
+
+/* access.c: independent transfer of nbytes file-representation bytes. */
+int weft_io_pwrite_all(weft_file_t *fh, const void *p, MPI_Offset len, MPI_Offset off);
+int weft_io_pread_all(weft_file_t *fh, void *p, MPI_Offset len, MPI_Offset off, MPI_Offset *got);
+int weft_io_indep(weft_file_t *fh, int writing, const weft_io_seg_t *segs, int nseg,
+                  char *data, MPI_Offset *done);
+
+/* Grow-only scratch buffer i of the file (NULL when out of memory). */
+void *weft_io_scratch(weft_file_t *fh, int i, size_t len);
+
+/* twophase.c: collective transfer; every rank of fh->comm calls it, with
+ * its local error class so far (the ranks agree on it first). */
+int weft_io_collective(weft_file_t *fh, int local_rc, int writing, const weft_io_seg_t *segs, int nseg,
+                       char *data, MPI_Offset nbytes, MPI_Offset *done);
+
+/* file.c: shared file pointer (etypes), atomically fetched and advanced. */
+int weft_io_shared_fetch_add(weft_file_t *fh, MPI_Offset add, MPI_Offset *old);
+int weft_io_shared_set(weft_file_t *fh, MPI_Offset value);
+
+#endif

@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The Weft authors
+"""The job report (WEFT_REPORT, WEFT_REPORT_FILE) of a ring of known sizes
+(tests/mpi/mpit_report.c) matches the traffic exactly, at 1, 2, 3, 4 and 8
+ranks; WEFT_REPORT=2 adds the matrix; without either nothing is printed."""
+import json
+import os
+import pathlib
+import shlex
+import subprocess
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+PREFIX = pathlib.Path(os.environ.get("WEFT_PREFIX", REPO / "install"))
+BUILD = pathlib.Path(os.environ.get("WEFT_BUILD", REPO / "build"))
+
+
+def run(np, env, args=()):
+    prog = BUILD / "tests" / "mpi" / "mpit_report"
+    if not prog.exists():
+        pytest.fail(f"{prog} is not built")
+    launcher = shlex.split(os.environ.get("WEFT_TEST_LAUNCHER", str(PREFIX / "bin" / "mpirun")))
+    full = dict(os.environ, **env)
+    p = subprocess.run(launcher + ["-n", str(np), str(prog), *args], capture_output=True, text=True,
+                       timeout=120, env=full)
+    assert p.returncode == 0 and "No Errors" in p.stdout, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    return p
+
+
+@pytest.mark.parametrize("np", [1, 2, 3, 4, 8])
+def test_ring_report_exact(np, tmp_path):
+    path = tmp_path / "report.json"
+    p = run(np, {"WEFT_REPORT": "1", "WEFT_REPORT_FILE": str(path)})
+    rep = json.loads(path.read_text())
+    assert rep["schema"] == "weft-job-report/1" and rep["nranks"] == np
+    for r, row in enumerate(rep["ranks"]):
+        right = (r + 1) % np
+        want_bytes = 3 * 100 * (r + 1) + 50000
+        assert row["rank"] == r
+        assert row["msgs_sent"] == 4 and row["bytes_sent"] == want_bytes, row
+        assert row["msgs_received"] == 4, row
+        # Sending to oneself is always a copy (eager); otherwise 50000 B > 8 KiB eager limit.
+        assert (row["eager_msgs_sent"], row["rndv_msgs_sent"]) == ((4, 0) if np == 1 else (3, 1)), row
+        assert rep["traffic"]["msgs"][r] == [4 if d == right else 0 for d in range(np)]
+        assert rep["traffic"]["bytes"][r] == [want_bytes if d == right else 0 for d in range(np)]
+    assert rep["collective_calls"] == {} and rep["algorithm_calls"] == {}
+    top = rep["top_pairs"]
+    assert len(top) == min(np, 10)
+    assert top[0] == {"src": np - 1, "dst": 0, "msgs": 4, "bytes": 300 * np + 50000}
+    assert [t["bytes"] for t in top] == sorted((t["bytes"] for t in top), reverse=True)
+    lines = [l for l in p.stderr.splitlines() if l.startswith("weft report:")]
+    assert len([l for l in lines if l.split()[2].isdigit()]) == np, p.stderr  # one row per rank
+    assert "row = source rank" not in p.stderr
+
+
+def test_report_file_written_through_mpi_t(tmp_path):
+    """WEFT_REPORT_FILE set by the program through MPI_T (an ANYTIME cvar) takes effect."""
+    path = tmp_path / "viampit.json"
+    p = run(2, {}, [str(path)])
+    rep = json.loads(path.read_text())
+    assert rep["nranks"] == 2 and rep["ranks"][1]["bytes_sent"] == 3 * 200 + 50000
+    assert "weft report" not in p.stderr  # WEFT_REPORT stays 0: no text
+
+
+def test_report_level2_matrix_and_off(tmp_path):
+    p = run(3, {"WEFT_REPORT": "2"})
+    assert "row = source rank, column = destination rank" in p.stderr
+    assert "weft report:     0 0 50300 0" in p.stderr, p.stderr
+    p = run(3, {})
+    assert "weft report" not in p.stderr, p.stderr
