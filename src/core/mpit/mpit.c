@@ -417,6 +417,8 @@ static const struct {
     {"SHM", "Shared-memory transport within a node"},
     {"COLL", "Collective operations: algorithm selection and use"},
     {"PMI", "Process-manager interface client"},
+    {"RMA", "One-sided communication: windows and RMA operations"},
+    {"IO", "MPI-IO: collective buffering and data sieving"},
 };
 #define NCATEGORY_MAX 32
 
