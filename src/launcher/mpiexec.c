@@ -14,15 +14,19 @@
  *     failure (exit 1), since its peers could otherwise wait forever
  *   - -timeout                              -> 124
  *   - SIGINT/SIGTERM/SIGHUP to mpiexec      -> forwarded; 128+signal
+ *   - SIGUSR1/SIGUSR2 to mpiexec            -> forwarded to every rank; the job goes on
  * On any failure every rank's process group is killed (SIGKILL; user signals
  * and timeouts get the signal first and SIGKILL after a grace period).
  */
+#include "common/auth.h"
 #include "common/binding.h"
 #include "common/bootstrap.h"
 #include "common/buf.h"
 #include "common/ctl.h"
 #include "common/hosts.h"
 #include "common/job.h"
+#include "common/listener.h"
+#include "common/tree.h"
 #include "util/tunables.h"
 #include "weft_build_config.h"
 
@@ -52,7 +56,12 @@ extern char **environ;
 typedef struct {
     char            host[256];
     int             is_local;
-    pid_t           pid;
+    int             connected; /* remote: passed the secret challenge */
+    long long       heard_ms;  /* remote: last byte received (heartbeat) */
+    long long       term_ms;   /* remote: when we asked its launcher to end, 0 = not yet */
+    int             pos;       /* remote: position in the proxy tree (tree.h); -1 local */
+    int             late_done; /* remote: exited 0 before its relayed DONE arrived */
+    pid_t           pid;       /* the proxy, or for remote hosts the launcher command */
     weft_ctl_conn_t ctl;
     int             ready;
     int             done;
@@ -82,6 +91,18 @@ static struct {
     char              **envset; /* NAME=VALUE overrides, in command-line order */
     int                 nenvset;
     const char         *bindto;
+    const char         *iface;    /* -iface, else WEFT_IFACE */
+    const char         *launcher; /* remote start template (-launcher-exec, WEFT_LAUNCHER_CMD) */
+    int                 all_local; /* -launcher fork: every host is this machine */
+    weft_secret_t       secret;
+    weft_listener_t     listener;
+    int                 heartbeat_ms; /* silence that ends the job, 0 without remote hosts */
+    int                 degree;       /* proxy tree fan-out (WEFT_MT_DEGREE) */
+    int                 nremote;
+    int                *pos_proxy;    /* tree position -> proxy index */
+    int                 ndirect;      /* connections mpiexec itself holds */
+    long long           killed_ms;
+    long long           next_ping;
     weft_host_t        *hosts;
     int                 nhosts;
     int                 prog_argc;
@@ -98,6 +119,7 @@ static struct {
     int         nready;
     int         go_sent;
     int         fence_count;
+    int         fences_done;
     weft_buf_t  fence_buf;
 
     int       failed;
@@ -109,7 +131,7 @@ static struct {
     int       sigpipe[2];
     int       stdin_open;
     long      stdin_outstanding;
-} mp = {.sigpipe = {-1, -1}};
+} mp = {.sigpipe = {-1, -1}, .listener = {.fd = -1}};
 
 static void mp_write_all(int fd, const char *buf, size_t len)
 {
@@ -169,8 +191,12 @@ static void mp_usage(void)
            "  -n, -np N              number of processes (default: 1, or every slot of\n"
            "                         the -hosts/-f hosts)\n"
            "  -ppn N                 processes per host, filled host by host\n"
-           "  -hosts a,b[:slots]     hosts to run on (this machine only, for now)\n"
-           "  -f, -hostfile FILE     file of host[:slots] lines\n"
+           "  -hosts a,b[:slots]     hosts to run on\n"
+           "  -f, -hostfile FILE     file of host[:slots] lines (or one line per slot)\n"
+           "  -launcher ssh|rsh|fork how to start weft-proxy on other hosts (default ssh,\n"
+           "                         or the template in WEFT_LAUNCHER_CMD, %%h = host)\n"
+           "  -launcher-exec PROG    the ssh-like program to use\n"
+           "  -iface NAME            advertise this interface's address to remote hosts\n"
            "  -genv NAME VALUE       set NAME=VALUE for every rank\n"
            "  -env NAME VALUE        same as -genv (one program per job for now)\n"
            "  -genvall               pass mpiexec's whole environment (the default)\n"
@@ -329,6 +355,31 @@ static void mp_parse_args(int argc, char **argv)
                        v);
             }
             mp.bindto = v;
+            i++;
+        } else if (!strcmp(o, "iface")) {
+            if (v == NULL) {
+                mp_die(MP_EXIT_USAGE, "%s needs a network interface name", a);
+            }
+            mp.iface = v;
+            i++;
+        } else if (!strcmp(o, "launcher") || !strcmp(o, "bootstrap") || !strcmp(o, "rsh")) {
+            if (v == NULL) {
+                mp_die(MP_EXIT_USAGE, "%s needs ssh|rsh|fork", a);
+            }
+            if (!strcmp(v, "fork")) {
+                mp.all_local = 1;
+            } else if (!strcmp(v, "ssh") || !strcmp(v, "rsh")) {
+                mp.launcher = v;
+            } else {
+                mp_die(MP_EXIT_USAGE, "%s: launcher '%s' is not supported (ssh|rsh|fork; "
+                       "or a command template in WEFT_LAUNCHER_CMD)", a, v);
+            }
+            i++;
+        } else if (!strcmp(o, "launcher-exec") || !strcmp(o, "bootstrap-exec")) {
+            if (v == NULL) {
+                mp_die(MP_EXIT_USAGE, "%s needs a program", a);
+            }
+            mp.launcher = v;
             i++;
         } else if (!strcmp(o, "verbose") || !strcmp(o, "v")) {
             mp.verbose = 1;
@@ -495,14 +546,10 @@ static void mp_place(void)
     } else {
         mp.proxies = calloc((size_t)mp.nhosts, sizeof(mp_proxy_t));
         for (int h = 0; h < mp.nhosts; h++) {
-            int p, local = weft_host_is_local(mp.hosts[h].name, err, sizeof(err));
-            if (local < 0) {
-                mp_die(MP_EXIT_USAGE, "%s", err);
-            }
-            if (!local) {
-                mp_die(1, "host '%s' is not this machine: remote launch not supported yet",
-                       mp.hosts[h].name);
-            }
+            /* Names that do not resolve here are remote: they go to the
+             * launcher command as given. */
+            int p, local = mp.all_local || weft_host_is_local(mp.hosts[h].name, err,
+                                                              sizeof(err)) == 1;
             for (p = 0; p < mp.nproxies; p++) {
                 if (!strcmp(mp.proxies[p].host, mp.hosts[h].name)) {
                     break;
@@ -540,6 +587,20 @@ static void mp_place(void)
             }
         }
     }
+    /* Hosts that got no rank (-n below the slot count) get no proxy. */
+    int kept = 0;
+    for (int p = 0; p < mp.nproxies; p++) {
+        if (mp.proxies[p].nranks == 0) {
+            continue;
+        }
+        for (int k = 0; k < mp.proxies[p].nranks; k++) {
+            int rank                = mp.proxies[p].ranks[k];
+            mp.ranks[rank].proxy    = kept;
+            mp.node_of_rank[rank]   = kept;
+        }
+        mp.proxies[kept++] = mp.proxies[p];
+    }
+    mp.nproxies = kept;
 }
 
 /* PMI_process_mapping: one (node,1,count) block per run of ranks. */
@@ -601,18 +662,51 @@ static char **mp_build_env(int *n_p)
     return env;
 }
 
+/* To proxy p: directly, or down the tree in a TO envelope via its root. */
+static int mp_send_to(int p, int type, int a0, int a1, const void *data, size_t len)
+{
+    mp_proxy_t *px = &mp.proxies[p];
+    weft_buf_t  env = {0};
+    int         root, rc;
+
+    if (px->ctl.fd >= 0) {
+        return weft_ctl_send(&px->ctl, type, a0, a1, data, len);
+    }
+    if (px->is_local || px->pos < 0) {
+        return -1;
+    }
+    root = weft_tree_route(-1, px->pos, mp.degree);
+    if (root < 0 || mp.proxies[mp.pos_proxy[root]].ctl.fd < 0 ||
+        weft_ctl_encode(&env, type, a0, a1, data, len) != 0) {
+        weft_buf_free(&env);
+        return -1;
+    }
+    rc = weft_ctl_send(&mp.proxies[mp.pos_proxy[root]].ctl, WEFT_CTL_TO, px->pos, 0, env.data,
+                       env.len);
+    weft_buf_free(&env);
+    return rc;
+}
+
 static void mp_signal_all(int sig)
 {
     for (int p = 0; p < mp.nproxies; p++) {
-        if (!mp.proxies[p].done && mp.proxies[p].ctl.fd >= 0) {
-            weft_ctl_send(&mp.proxies[p].ctl, WEFT_CTL_SIGNAL, sig, 0, NULL, 0);
+        mp_proxy_t *px = &mp.proxies[p];
+        if (!px->done && px->ctl.fd >= 0) {
+            weft_ctl_send(&px->ctl, WEFT_CTL_SIGNAL, sig, 0, NULL, 0);
+        } else if (!px->is_local && !px->connected && px->pid > 0 && !px->reaped &&
+                   sig == SIGKILL) {
+            /* Not connected yet: it has no ranks; stop its launcher. */
+            kill(-px->pid, SIGKILL);
         }
     }
     if (sig == SIGKILL) {
-        mp.killed  = 1;
-        mp.kill_at = 0;
+        mp.killed    = 1;
+        mp.kill_at   = 0;
+        mp.killed_ms = weft_now_ms();
     }
 }
+
+static void mp_abandon_proxies(void);
 
 /* First failure decides the exit code and prints; later ones stay quiet. */
 static void mp_fail(int code, int sig, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -631,6 +725,12 @@ static void mp_fail(int code, int sig, const char *fmt, ...)
             mp_msg("%s", line);
         }
     }
+    if (!mp.go_sent) {
+        /* No rank runs yet (a host failed to start): closing the control
+         * connections ends the proxies that did start. */
+        mp_abandon_proxies();
+        return;
+    }
     if (sig == SIGKILL) {
         if (!mp.killed) {
             mp_signal_all(SIGKILL);
@@ -643,6 +743,9 @@ static void mp_fail(int code, int sig, const char *fmt, ...)
 
 static void mp_reap_proxies(void);
 static void mp_handle(int p, const weft_ctl_hdr_t *hdr, const char *payload);
+static void mp_send_job(int p);
+static void mp_launch_remote(int p, const char *addr, int port);
+static void mp_end_launcher(mp_proxy_t *px);
 
 static void mp_emit_line(int rank, int stream, const char *data, size_t len)
 {
@@ -761,6 +864,8 @@ static void mp_abandon_proxies(void)
         px->done    = 1;
         if (px->pid <= 0) {
             px->reaped = 1;
+        } else if (!px->is_local && !px->reaped) {
+            kill(-px->pid, SIGKILL); /* the launcher command and what it started here */
         }
     }
     mp_reap_proxies();
@@ -786,7 +891,9 @@ static void mp_start_ranks(void)
         fflush(stdout);
     }
     for (int p = 0; p < mp.nproxies; p++) {
-        weft_ctl_send(&mp.proxies[p].ctl, WEFT_CTL_GO, 0, 0, NULL, 0);
+        if (mp.proxies[p].ctl.fd >= 0) { /* proxies pass GO down their tree */
+            weft_ctl_send(&mp.proxies[p].ctl, WEFT_CTL_GO, 0, 0, NULL, 0);
+        }
     }
     mp.go_sent = 1;
 }
@@ -831,10 +938,17 @@ static void mp_handle(int p, const weft_ctl_hdr_t *hdr, const char *payload)
         break;
     case WEFT_CTL_FENCE_IN:
         weft_buf_append(&mp.fence_buf, payload, hdr->len);
-        if (++mp.fence_count == mp.nproxies) {
+        /* One FENCE_IN per direct connection: tree roots bring their subtree's. */
+        if (++mp.fence_count == mp.ndirect) {
+            if (mp.verbose) {
+                mp_msg("mpiexec: fence %d: %d message(s) for %d host(s), %zu bytes of puts",
+                       ++mp.fences_done, mp.fence_count, mp.nproxies, mp.fence_buf.len);
+            }
             for (int q = 0; q < mp.nproxies; q++) {
-                weft_ctl_send(&mp.proxies[q].ctl, WEFT_CTL_FENCE_OUT, 0, 0, mp.fence_buf.data,
-                              mp.fence_buf.len);
+                if (mp.proxies[q].ctl.fd >= 0) {
+                    weft_ctl_send(&mp.proxies[q].ctl, WEFT_CTL_FENCE_OUT, 0, 0,
+                                  mp.fence_buf.data, mp.fence_buf.len);
+                }
             }
             mp.fence_buf.len = 0;
             mp.fence_count   = 0;
@@ -849,6 +963,34 @@ static void mp_handle(int p, const weft_ctl_hdr_t *hdr, const char *payload)
         break;
     case WEFT_CTL_DONE:
         px->done = 1;
+        break;
+    case WEFT_CTL_HELLO:
+        /* A remote proxy is up and authenticated: give it its job, and
+         * start its children, which connect to it (a0 = its port). */
+        if (px->is_local || px->connected) {
+            break;
+        }
+        px->connected = 1;
+        px->heard_ms  = weft_now_ms();
+        if (mp.verbose) {
+            mp_msg("mpiexec: weft-proxy on host %s (tree position %d) is up", px->host, px->pos);
+        }
+        mp_send_job(p);
+        if (hdr->a0 > 0 && !mp.failed) {
+            int first = weft_tree_first_child(px->pos, mp.degree);
+            int n     = weft_tree_nchildren(px->pos, mp.degree, mp.nremote);
+            for (int c = first; c < first + n && !mp.failed; c++) {
+                mp_launch_remote(mp.pos_proxy[c], payload, hdr->a0);
+            }
+        }
+        break;
+    case WEFT_CTL_LOST:
+        if (!px->done) {
+            px->done = 1;
+            mp_fail(1, SIGKILL, "mpiexec: error: lost the connection to weft-proxy on host %s",
+                    px->host);
+            mp_end_launcher(px);
+        }
         break;
     default:
         break;
@@ -899,11 +1041,11 @@ static void mp_read_stdin(void)
     }
     if (n <= 0) {
         mp.stdin_open = 0;
-        weft_ctl_send(&mp.proxies[p0].ctl, WEFT_CTL_STDIN, 0, 0, NULL, 0);
+        mp_send_to(p0, WEFT_CTL_STDIN, 0, 0, NULL, 0);
         return;
     }
     mp.stdin_outstanding += n;
-    weft_ctl_send(&mp.proxies[p0].ctl, WEFT_CTL_STDIN, 0, 0, chunk, (size_t)n);
+    mp_send_to(p0, WEFT_CTL_STDIN, 0, 0, chunk, (size_t)n);
 }
 
 static int mp_all_done(void)
@@ -926,13 +1068,35 @@ static void mp_drain_proxy(int p)
         return;
     }
     rd = weft_ctl_read(&px->ctl);
+    if (rd > 0) {
+        px->heard_ms = weft_now_ms();
+    }
     for (;;) {
         weft_ctl_hdr_t hdr;
         char          *payload;
         if (weft_ctl_next(&px->ctl, &hdr, &payload) != 1) {
             break;
         }
-        mp_handle(p, &hdr, payload);
+        if (hdr.type == WEFT_CTL_FROM) {
+            /* From a proxy in p's subtree (or p itself): act as if it came
+             * straight from that proxy. */
+            weft_ctl_hdr_t inner;
+            const char    *body;
+            if (hdr.a0 >= 0 && hdr.a0 < mp.nremote &&
+                weft_ctl_decode(payload, hdr.len, &inner, &body) == 0) {
+                int   origin = mp.pos_proxy[hdr.a0];
+                char *copy   = malloc(inner.len + 1);
+                if (copy != NULL) {
+                    memcpy(copy, body, inner.len);
+                    copy[inner.len]              = '\0';
+                    mp.proxies[origin].heard_ms = weft_now_ms();
+                    mp_handle(origin, &inner, copy);
+                    free(copy);
+                }
+            }
+        } else {
+            mp_handle(p, &hdr, payload);
+        }
         free(payload);
     }
     if (rd <= 0) {
@@ -951,11 +1115,31 @@ static void mp_reap_proxies(void)
         }
         if (weft_bootstrap_wait(px->pid, &status, 1) == 1) {
             px->reaped = 1;
-            /* Its last messages (exits, DONE) may still be in the socket. */
-            while (!px->done && px->ctl.fd >= 0 && !px->ctl.eof) {
+            /* Its last messages (exits, DONE) may still be in the socket.
+             * A socketpair reaches EOF once the proxy is gone; a TCP link
+             * that is down never may, so take only what has arrived. */
+            if (!px->is_local) {
                 mp_drain_proxy(p);
             }
-            if (!px->done) {
+            while (px->is_local && !px->done && px->ctl.fd >= 0 && !px->ctl.eof) {
+                mp_drain_proxy(p);
+            }
+            if (!px->done && !px->is_local && !px->connected && WIFEXITED(status) &&
+                WEXITSTATUS(status) == 127) {
+                mp_fail(1, SIGKILL, "mpiexec: error: host %s has no weft-proxy at %s", px->host,
+                        mp.proxy_path);
+            } else if (!px->done && !px->is_local && !px->connected) {
+                mp_fail(1, SIGKILL,
+                        "mpiexec: error: host %s: launcher command '%s' failed (%s %d) before "
+                        "weft-proxy connected back",
+                        px->host, mp.launcher, WIFSIGNALED(status) ? "signal" : "exit code",
+                        WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+            } else if (!px->done && !px->is_local && WIFEXITED(status) &&
+                       WEXITSTATUS(status) == 0) {
+                /* A clean exit whose DONE is still on its way up the tree:
+                 * judged when the job's connections have drained. */
+                px->late_done = 1;
+            } else if (!px->done) {
                 /* Died without saying goodbye: its ranks died with it
                  * (parent-death signal); end the rest of the job. */
                 mp_fail(1, SIGKILL, "mpiexec: error: weft-proxy on host %s died unexpectedly (%s %d)",
@@ -966,64 +1150,258 @@ static void mp_reap_proxies(void)
     }
 }
 
-static void mp_launch(void)
-{
-    char       *mapping = mp_mapping();
-    int         nenv;
-    char      **env = mp_build_env(&nenv);
-    char        cwd[4096];
-    char       *proxy_argv[] = {mp.proxy_path, NULL};
-    char        err[512];
+/* The job description for proxy p: sent as soon as its control connection
+ * exists (at once for local proxies, after the challenge for remote ones). */
+static struct {
+    char  *mapping;
+    char **env;
+    int    nenv;
+    char   cwd[4096];
+} mp_jobspec;
 
-    if (getcwd(cwd, sizeof(cwd)) == NULL) {
-        cwd[0] = '\0';
+static void mp_send_job(int p)
+{
+    mp_proxy_t *px     = &mp.proxies[p];
+    weft_job_t  job    = {0};
+    weft_buf_t  packed = {0};
+
+    snprintf(job.jobid, sizeof(job.jobid), "%s", mp.jobid);
+    snprintf(job.kvsname, sizeof(job.kvsname), "weft_kvs_%s", mp.jobid);
+    snprintf(job.host, sizeof(job.host), "%s", px->host);
+    snprintf(job.cwd, sizeof(job.cwd), "%s", mp_jobspec.cwd);
+    job.mapping    = mp_jobspec.mapping;
+    job.size       = mp.np;
+    job.universe   = mp.np;
+    job.node_id    = p;
+    job.node_count = mp.nproxies;
+    job.nlocal     = px->nranks;
+    job.ranks      = px->ranks;
+    job.argc       = mp.prog_argc;
+    job.argv       = mp.prog_argv;
+    job.nenv       = mp_jobspec.nenv;
+    job.env        = mp_jobspec.env;
+    job.bind       = mp.bind;
+    char *saved0   = job.argv[0];
+    job.argv[0]    = mp.prog_path;
+    if (weft_job_pack(&job, &packed) != 0 ||
+        mp_send_to(p, WEFT_CTL_JOB, 0, 0, packed.data, packed.len) != 0) {
+        mp_msg("mpiexec: error: cannot send the job to the proxy on %s", px->host);
+        mp.failed    = 1;
+        mp.exit_code = 1;
+    }
+    job.argv[0] = saved0;
+    weft_buf_free(&packed);
+    if (mp.verbose) {
+        mp_msg("mpiexec: job %s: proxy pid %d on host %s runs %d rank(s) from %d", mp.jobid,
+               (int)px->pid, px->host, px->nranks, px->ranks[0]);
+    }
+}
+
+/* A tree root proved the secret: index is its tree position. Its HELLO
+ * follows on the connection. */
+static int mp_on_remote_conn(void *ctx, int fd, unsigned index)
+{
+    (void)ctx;
+    if (index >= (unsigned)mp.nremote || weft_tree_parent((int)index, mp.degree) != -1 ||
+        mp.failed) {
+        return -1;
+    }
+    mp_proxy_t *px = &mp.proxies[mp.pos_proxy[index]];
+    if (px->ctl.fd >= 0 || px->ctl.eof) {
+        return -1;
+    }
+    px->heard_ms = weft_now_ms();
+    weft_ctl_conn_init(&px->ctl, fd);
+    if (mp.verbose) {
+        mp_msg("mpiexec: weft-proxy on host %s connected and authenticated", px->host);
+    }
+    return 0;
+}
+
+static void mp_on_refused(void *ctx, const char *text)
+{
+    (void)ctx;
+    mp_msg("mpiexec: warning: %s", text);
+}
+
+static void mp_open_listener(void)
+{
+    char err[512];
+    int  remote = 0;
+
+    mp.pos_proxy = calloc((size_t)mp.nproxies, sizeof(int));
+    if (mp.pos_proxy == NULL) {
+        mp_die(1, "out of memory");
+    }
+    mp.degree = weft_tunables.MT_DEGREE;
+    if (mp.degree < 1) {
+        mp_die(MP_EXIT_USAGE, "WEFT_MT_DEGREE must be at least 1, got %d", mp.degree);
     }
     for (int p = 0; p < mp.nproxies; p++) {
-        mp_proxy_t *px  = &mp.proxies[p];
-        weft_job_t  job = {0};
-        weft_buf_t  packed = {0};
-        int         fd;
-
-        if (weft_bootstrap_launch(px->host, px->is_local, proxy_argv, &fd, &px->pid, err,
-                                  sizeof(err)) != 0) {
-            mp_msg("mpiexec: error: %s", err);
-            mp_abandon_proxies();
-            break;
-        }
-        weft_ctl_conn_init(&px->ctl, fd);
-        snprintf(job.jobid, sizeof(job.jobid), "%s", mp.jobid);
-        snprintf(job.kvsname, sizeof(job.kvsname), "weft_kvs_%s", mp.jobid);
-        snprintf(job.host, sizeof(job.host), "%s", px->host);
-        snprintf(job.cwd, sizeof(job.cwd), "%s", cwd);
-        job.mapping    = mapping;
-        job.size       = mp.np;
-        job.universe   = mp.np;
-        job.node_id    = p;
-        job.node_count = mp.nproxies;
-        job.nlocal     = px->nranks;
-        job.ranks      = px->ranks;
-        job.argc       = mp.prog_argc;
-        job.argv       = mp.prog_argv;
-        job.nenv       = nenv;
-        job.env        = env;
-        job.bind       = mp.bind;
-        char *saved0   = job.argv[0];
-        job.argv[0]    = mp.prog_path;
-        if (weft_job_pack(&job, &packed) != 0 ||
-            weft_ctl_send(&px->ctl, WEFT_CTL_JOB, 0, 0, packed.data, packed.len) != 0) {
-            mp_msg("mpiexec: error: cannot send the job to the proxy on %s", px->host);
-            mp.failed    = 1;
-            mp.exit_code = 1;
-        }
-        job.argv[0] = saved0;
-        weft_buf_free(&packed);
-        if (mp.verbose) {
-            mp_msg("mpiexec: job %s: proxy pid %d on host %s runs %d rank(s) from %d", mp.jobid,
-                   (int)px->pid, px->host, px->nranks, px->ranks[0]);
+        mp_proxy_t *px = &mp.proxies[p];
+        px->ctl.fd     = -1;
+        px->pos        = px->is_local ? -1 : mp.nremote++;
+        if (px->is_local) {
+            mp.ndirect++;
+        } else {
+            mp.pos_proxy[px->pos] = p;
         }
     }
-    free(env);
-    free(mapping);
+    mp.ndirect += mp.nremote < mp.degree ? mp.nremote : mp.degree;
+    remote = mp.nremote > 0;
+    if (!remote) {
+        return; /* listen only where the job needs it */
+    }
+    if (mp.iface == NULL) {
+        mp.iface = weft_tunables.IFACE;
+    }
+    if (mp.launcher == NULL) {
+        mp.launcher = weft_tunables.LAUNCHER_CMD && weft_tunables.LAUNCHER_CMD[0]
+                          ? weft_tunables.LAUNCHER_CMD
+                          : "ssh";
+    }
+    mp.heartbeat_ms = weft_tunables.HEARTBEAT_TIMEOUT * 1000;
+    if (mp.heartbeat_ms <= 0) {
+        mp_die(MP_EXIT_USAGE, "WEFT_HEARTBEAT_TIMEOUT must be a positive number of seconds");
+    }
+    if (weft_secret_new(&mp.secret) != 0) {
+        mp_die(1, "cannot create the job secret: no randomness available");
+    }
+    if (weft_listener_open(&mp.listener, mp.iface, &mp.secret, err, sizeof(err)) != 0) {
+        mp_die(1, "%s", err);
+    }
+    if (mp.verbose) {
+        mp_msg("mpiexec: remote proxies connect to %s:%d (interface %s), started by '%s'",
+               mp.listener.addr, mp.listener.port, mp.listener.iface, mp.launcher);
+    }
+}
+
+/* A remote host is lost. SIGTERM first: when the launcher is the proxy
+ * itself (ip netns exec), it then kills its ranks' process groups; over ssh
+ * the remote proxy ends them when it stops hearing from us. SIGKILL follows
+ * after the grace period (mp_heartbeat). */
+static void mp_end_launcher(mp_proxy_t *px)
+{
+    if (px->pid > 0 && !px->reaped && px->term_ms == 0) {
+        kill(-px->pid, SIGTERM);
+        px->term_ms = weft_now_ms();
+    }
+}
+
+/* Remote links: say we are here, and give up a host that has been silent
+ * for the heartbeat timeout (host down, link down, proxy stopped). */
+static void mp_heartbeat(long long now)
+{
+    mp.next_ping = now + mp.heartbeat_ms / 4;
+    for (int p = 0; p < mp.nproxies; p++) {
+        mp_proxy_t *px = &mp.proxies[p];
+        if (px->term_ms > 0 && !px->reaped && now - px->term_ms > MP_KILL_GRACE_MS) {
+            kill(-px->pid, SIGKILL);
+        }
+        if (px->is_local || !px->connected || px->done) {
+            continue;
+        }
+        if (px->ctl.fd >= 0 && !px->ctl.eof) { /* roots pass it down */
+            weft_ctl_send(&px->ctl, WEFT_CTL_PING, 0, 0, NULL, 0);
+        }
+        if (now - px->heard_ms > mp.heartbeat_ms) {
+            px->done = 1;
+            mp_fail(1, SIGKILL,
+                    "mpiexec: error: lost contact with weft-proxy on host %s (silent for %d s: "
+                    "host or link down)",
+                    px->host, mp.heartbeat_ms / 1000);
+            if (px->ctl.fd >= 0) {
+                weft_ctl_conn_fini(&px->ctl);
+            }
+            px->ctl.eof = 1;
+            mp_end_launcher(px);
+        }
+    }
+    /* Safety net: a remote proxy still running well after the job was
+     * killed (say a child whose parent is gone) is ended from here. */
+    for (int p = 0; mp.killed && p < mp.nproxies; p++) {
+        if (!mp.proxies[p].is_local && now - mp.killed_ms > 3 * MP_KILL_GRACE_MS / 2) {
+            mp_end_launcher(&mp.proxies[p]);
+        }
+    }
+}
+
+/* Start remote proxy p; it connects to addr:port (mpiexec for tree roots,
+ * its parent proxy otherwise) and proves the job secret, which it reads from
+ * the launcher's stdin. */
+static void mp_launch_remote(int p, const char *addr, int port)
+{
+    mp_proxy_t *px = &mp.proxies[p];
+    char        ports[16], index[16], beat[16], degree[16], count[16], err[512];
+    char        secret_line[2 * WEFT_AUTH_SECRET_LEN + 2];
+    char       *proxy_argv[] = {mp.proxy_path, "--connect", (char *)addr, ports, "--index", index,
+                                "--tree",      degree,      count,        "--host", px->host,
+                                "--heartbeat", beat,        NULL};
+
+    snprintf(ports, sizeof(ports), "%d", port);
+    snprintf(index, sizeof(index), "%d", px->pos);
+    snprintf(degree, sizeof(degree), "%d", mp.degree);
+    snprintf(count, sizeof(count), "%d", mp.nremote);
+    snprintf(beat, sizeof(beat), "%d", mp.heartbeat_ms);
+    weft_secret_to_hex(&mp.secret, secret_line);
+    strcat(secret_line, "\n");
+    if (weft_bootstrap_launch_remote(px->host, mp.launcher, proxy_argv, secret_line, &px->pid,
+                                     err, sizeof(err)) != 0) {
+        mp_msg("mpiexec: error: %s", err);
+        mp_abandon_proxies();
+    } else if (mp.verbose) {
+        mp_msg("mpiexec: started weft-proxy on host %s via '%s' (pid %d), connecting to %s:%d",
+               px->host, mp.launcher, (int)px->pid, addr, port);
+    }
+    memset(secret_line, 0, sizeof(secret_line));
+}
+
+/* After every proxy has exited: read what the remote links still hold
+ * (DONEs relayed up the tree), for at most a second. */
+static void mp_drain_remote_links(void)
+{
+    long long deadline = weft_now_ms() + 1000;
+
+    for (int p = 0; p < mp.nproxies; p++) {
+        mp_proxy_t *px = &mp.proxies[p];
+        while (!px->is_local && px->ctl.fd >= 0 && !px->ctl.eof && weft_now_ms() < deadline) {
+            struct pollfd pfd = {.fd = px->ctl.fd, .events = POLLIN};
+            if (poll(&pfd, 1, 50) > 0) {
+                mp_drain_proxy(p);
+            }
+        }
+    }
+}
+
+static void mp_launch(void)
+{
+    char err[512];
+
+    mp_jobspec.mapping = mp_mapping();
+    mp_jobspec.env     = mp_build_env(&mp_jobspec.nenv);
+    if (getcwd(mp_jobspec.cwd, sizeof(mp_jobspec.cwd)) == NULL) {
+        mp_jobspec.cwd[0] = '\0';
+    }
+    for (int p = 0; p < mp.nproxies && !mp.failed; p++) {
+        mp_proxy_t *px = &mp.proxies[p];
+        int         fd;
+
+        if (px->is_local) {
+            char *proxy_argv[] = {mp.proxy_path, NULL};
+            if (weft_bootstrap_launch(px->host, 1, proxy_argv, &fd, &px->pid, err,
+                                      sizeof(err)) != 0) {
+                mp_msg("mpiexec: error: %s", err);
+                mp_abandon_proxies();
+                break;
+            }
+            weft_ctl_conn_init(&px->ctl, fd);
+            mp_send_job(p);
+            continue;
+        }
+        if (px->pos < mp.degree) {
+            mp_launch_remote(p, mp.listener.addr, mp.listener.port);
+        }
+    }
 }
 
 int main(int argc, char **argv)
@@ -1041,6 +1419,14 @@ int main(int argc, char **argv)
     if (mp.timeout == 0 && (envto = getenv("MPIEXEC_TIMEOUT")) != NULL && *envto != '\0') {
         mp.timeout = mp_parse_count("MPIEXEC_TIMEOUT", envto);
     }
+    if (mp.nhosts == 0 && getenv("SLURM_JOB_NODELIST") != NULL &&
+        getenv("SLURM_JOB_NODELIST")[0] != '\0') {
+        /* Inside an allocation: its nodes, unless -hosts/-f said otherwise. */
+        if (weft_hosts_parse_slurm(getenv("SLURM_JOB_NODELIST"), getenv("SLURM_TASKS_PER_NODE"),
+                                   &mp.hosts, &mp.nhosts, err, sizeof(err)) != 0) {
+            mp_die(MP_EXIT_USAGE, "%s", err);
+        }
+    }
     if (!mp.np_given && mp.nhosts > 0) {
         /* Like hydra: without -n, fill every slot of the given hosts. */
         mp.np = 0;
@@ -1052,6 +1438,7 @@ int main(int argc, char **argv)
     mp_resolve_program();
     mp_find_proxy();
     mp_place();
+    mp_open_listener();
 
     if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd)) {
         rnd = (uint32_t)weft_now_ms();
@@ -1069,6 +1456,8 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGUSR2, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
     mp_launch();
@@ -1081,7 +1470,8 @@ int main(int argc, char **argv)
     }
 
     while (!mp_all_done()) {
-        struct pollfd pfds[mp.nproxies + 2];
+        int           nlisten = weft_listener_nfds(&mp.listener);
+        struct pollfd pfds[mp.nproxies + 2 + nlisten];
         int           n = 0, timeout = -1, partial = 0;
         long long     now = weft_now_ms();
 
@@ -1103,12 +1493,22 @@ int main(int argc, char **argv)
         if (partial) {
             timeout = MP_PARTIAL_FLUSH_MS;
         }
+        weft_listener_fill(&mp.listener, &pfds[n]);
+        n += nlisten;
+        if (nlisten > 1) {
+            int left = weft_listener_timeout(&mp.listener);
+            timeout  = timeout >= 0 && timeout < left ? timeout : left;
+        }
         if (mp.kill_at > 0) {
             long long left = mp.kill_at - now;
             timeout        = (int)(left < 0 ? 0 : (timeout >= 0 && timeout < left ? timeout : left));
         }
         if (mp.timeout_at > 0 && !mp.failed) {
             long long left = mp.timeout_at - now;
+            timeout        = (int)(left < 0 ? 0 : (timeout >= 0 && timeout < left ? timeout : left));
+        }
+        if (mp.heartbeat_ms > 0) {
+            long long left = mp.next_ping - now;
             timeout        = (int)(left < 0 ? 0 : (timeout >= 0 && timeout < left ? timeout : left));
         }
         int rc = poll(pfds, (nfds_t)n, timeout);
@@ -1123,6 +1523,11 @@ int main(int argc, char **argv)
             for (ssize_t s = 0; s < k; s++) {
                 if (sigs[s] == SIGCHLD) {
                     mp_reap_proxies();
+                } else if (sigs[s] == SIGUSR1 || sigs[s] == SIGUSR2) {
+                    /* For the ranks (checkpoint, report...): pass on, job goes on. */
+                    if (mp.go_sent && !mp.killed) {
+                        mp_signal_all(sigs[s]);
+                    }
                 } else {
                     mp_user_signal(sigs[s]);
                 }
@@ -1147,6 +1552,10 @@ int main(int argc, char **argv)
                 }
             }
         }
+        if (nlisten > 0) {
+            weft_listener_service(&mp.listener, &pfds[2 + mp.nproxies], mp_on_remote_conn,
+                                  mp_on_refused, NULL);
+        }
         if (rc == 0 && partial) {
             for (int r = 0; r < mp.np; r++) {
                 for (int s = 0; s < 2; s++) {
@@ -1167,11 +1576,30 @@ int main(int argc, char **argv)
             }
             mp_signal_all(SIGKILL);
         }
+        if (mp.heartbeat_ms > 0 && now >= mp.next_ping) {
+            mp_heartbeat(now);
+        }
         /* A proxy whose connection closed and who has exited is done. */
         for (int p = 0; p < mp.nproxies; p++) {
-            if (mp.proxies[p].ctl.eof && !mp.proxies[p].reaped) {
+            mp_proxy_t *px = &mp.proxies[p];
+            if (px->ctl.eof && !px->reaped) {
                 mp_reap_proxies();
             }
+            if (px->ctl.eof && !px->done && !px->reaped && !px->is_local && px->connected) {
+                /* The link to a remote proxy broke while its launcher
+                 * command lives on: the host is lost to the job. */
+                px->done = 1;
+                mp_fail(1, SIGKILL, "mpiexec: error: lost the connection to weft-proxy on host %s",
+                        px->host);
+                mp_end_launcher(px);
+            }
+        }
+    }
+    mp_drain_remote_links();
+    for (int p = 0; p < mp.nproxies; p++) {
+        if (mp.proxies[p].late_done && !mp.proxies[p].done) {
+            mp_fail(1, SIGKILL, "mpiexec: error: weft-proxy on host %s ended without reporting "
+                    "its ranks' end", mp.proxies[p].host);
         }
     }
     for (int r = 0; r < mp.np; r++) {

@@ -9,13 +9,16 @@
  * If mpiexec goes away (control EOF or our own parent-death SIGTERM) every
  * rank's process group is killed.
  */
+#include "common/auth.h"
 #include "common/binding.h"
 #include "common/buf.h"
+#include "common/guard.h"
 #include "common/ctl.h"
 #include "common/job.h"
+#include "common/listener.h"
 #include "common/pmi_server.h"
+#include "common/tree.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -35,6 +38,9 @@
 /* Stop reading rank output while this much waits for mpiexec: the ranks then
  * block in write() instead of the proxy growing without bound. */
 #define PROXY_OUTPUT_HIGH_WATER (8u << 20)
+/* A remote proxy gives up if it cannot read the secret and reach mpiexec
+ * within this time. */
+#define PROXY_CONNECT_MS 30000
 
 typedef struct {
     int   rank;
@@ -56,8 +62,36 @@ static struct {
     int                 stdin_eof;
     weft_buf_t          stdin_buf;
     long long           drain_deadline;
+    int                 heartbeat_ms; /* remote: silence from mpiexec that ends us; 0 local */
+    long long           heard_ms;
+    long long           next_ping;
     int                 started;
 } px = {.stdin_fd = -1, .sigpipe = {-1, -1}};
+
+/* Child proxies in the tree (remote proxies with children only). */
+typedef struct {
+    int             pos;
+    int             connected;
+    int             fenced; /* its subtree's FENCE_IN of this round arrived */
+    int             done;   /* its DONE passed through, or it was lost */
+    weft_ctl_conn_t ctl;
+} proxy_kid_t;
+
+static struct {
+    int             pos;    /* among remote proxies; -1: local, talks to mpiexec directly */
+    int             degree;
+    int             count;
+    weft_secret_t   secret;
+    weft_listener_t lis;
+    proxy_kid_t    *kids;
+    int             nkids;
+    int             nfenced;
+    int             own_fenced;
+    weft_buf_t      fence_buf;
+} tree = {.pos = -1, .lis = {.fd = -1}};
+
+/* Remote hosts only: where to tell the guard (guard.h) our job id. */
+static int px_guard_fd = -1;
 
 static void px_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -102,23 +136,7 @@ static void px_signal_all(int sig)
 
 static void px_cleanup_shm(void)
 {
-    char           prefix[128];
-    DIR           *d = opendir("/dev/shm");
-    struct dirent *e;
-
-    if (d == NULL || px.job.jobid[0] == '\0') {
-        if (d) {
-            closedir(d);
-        }
-        return;
-    }
-    snprintf(prefix, sizeof(prefix), "weft-%s-", px.job.jobid);
-    while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
-            unlinkat(dirfd(d), e->d_name, 0);
-        }
-    }
-    closedir(d);
+    weft_cleanup_shm(px.job.jobid);
 }
 
 /* mpiexec is gone: nobody can report or decide anything any more. */
@@ -129,17 +147,51 @@ static void px_emergency_exit(void)
     _exit(1);
 }
 
-static void px_send(int type, int a0, int a1, const void *data, size_t len)
+/* Upstream (towards mpiexec) as is. */
+static void px_send_up(int type, int a0, int a1, const void *data, size_t len)
 {
     if (weft_ctl_send(&px.ctl, type, a0, a1, data, len) != 0) {
         px_emergency_exit();
     }
 }
 
+/* A message of ours for mpiexec: in a FROM envelope when we are in the tree. */
+static void px_send(int type, int a0, int a1, const void *data, size_t len)
+{
+    weft_buf_t inner = {0};
+
+    if (tree.pos < 0) {
+        px_send_up(type, a0, a1, data, len);
+        return;
+    }
+    if (weft_ctl_encode(&inner, type, a0, a1, data, len) != 0) {
+        px_emergency_exit();
+    }
+    px_send_up(WEFT_CTL_FROM, tree.pos, 0, inner.data, inner.len);
+    weft_buf_free(&inner);
+}
+
+/* Our ranks' puts and every child subtree's are in: one FENCE_IN upwards. */
+static void px_fence_check(void)
+{
+    if (!tree.own_fenced || tree.nfenced < tree.nkids) {
+        return;
+    }
+    px_send_up(WEFT_CTL_FENCE_IN, 0, 0, tree.fence_buf.data, tree.fence_buf.len);
+    tree.fence_buf.len = 0;
+    tree.own_fenced    = 0;
+    tree.nfenced       = 0;
+    for (int k = 0; k < tree.nkids; k++) {
+        tree.kids[k].fenced = 0;
+    }
+}
+
 static void px_on_fence(void *ctx, const char *puts, size_t len)
 {
     (void)ctx;
-    px_send(WEFT_CTL_FENCE_IN, 0, 0, puts, len);
+    weft_buf_append(&tree.fence_buf, puts, len);
+    tree.own_fenced = 1;
+    px_fence_check();
 }
 
 static void px_on_abort(void *ctx, int rank, int code, const char *msg)
@@ -411,6 +463,111 @@ static int px_start_ranks(void)
     return 0;
 }
 
+static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload);
+
+/* From upstream: deliver, route down the tree, or broadcast. */
+static void px_dispatch(const weft_ctl_hdr_t *hdr, const char *payload)
+{
+    if (hdr->type == WEFT_CTL_TO) {
+        weft_ctl_hdr_t inner;
+        const char    *body;
+        if (weft_ctl_decode(payload, hdr->len, &inner, &body) != 0) {
+            px_log("malformed envelope from upstream");
+            return;
+        }
+        if (hdr->a0 == tree.pos) {
+            char *copy = malloc(inner.len + 1);
+            if (copy == NULL) {
+                px_emergency_exit();
+            }
+            memcpy(copy, body, inner.len);
+            copy[inner.len] = '\0';
+            px_handle_ctl(&inner, copy);
+            free(copy);
+            return;
+        }
+        int via = weft_tree_route(tree.pos, hdr->a0, tree.degree);
+        for (int k = 0; k < tree.nkids; k++) {
+            if (tree.kids[k].pos == via && tree.kids[k].connected) {
+                weft_ctl_send(&tree.kids[k].ctl, WEFT_CTL_TO, hdr->a0, 0, payload, hdr->len);
+            }
+        }
+        return;
+    }
+    if (hdr->type == WEFT_CTL_GO || hdr->type == WEFT_CTL_SIGNAL ||
+        hdr->type == WEFT_CTL_FENCE_OUT || hdr->type == WEFT_CTL_PING) {
+        for (int k = 0; k < tree.nkids; k++) {
+            if (tree.kids[k].connected && !tree.kids[k].done) {
+                weft_ctl_send(&tree.kids[k].ctl, (int)hdr->type, hdr->a0, hdr->a1, payload,
+                              hdr->len);
+            }
+        }
+    }
+    px_handle_ctl(hdr, payload);
+}
+
+/* A child proxy proved the secret at our listener. */
+static int px_on_kid_conn(void *ctx, int fd, unsigned index)
+{
+    (void)ctx;
+    for (int k = 0; k < tree.nkids; k++) {
+        if ((unsigned)tree.kids[k].pos == index && !tree.kids[k].connected) {
+            tree.kids[k].connected = 1;
+            weft_ctl_conn_init(&tree.kids[k].ctl, fd);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void px_on_kid_refused(void *ctx, const char *text)
+{
+    (void)ctx;
+    px_log("%s", text);
+}
+
+/* Everything a child proxy sent: pass its envelopes up, merge its fences. */
+static void px_kid_input(proxy_kid_t *kid)
+{
+    int rd = weft_ctl_read(&kid->ctl);
+
+    for (;;) {
+        weft_ctl_hdr_t hdr;
+        char          *payload;
+        if (weft_ctl_next(&kid->ctl, &hdr, &payload) != 1) {
+            break;
+        }
+        if (hdr.type == WEFT_CTL_FENCE_IN) {
+            weft_buf_append(&tree.fence_buf, payload, hdr.len);
+            if (!kid->fenced) {
+                kid->fenced = 1;
+                tree.nfenced++;
+            }
+            px_fence_check();
+        } else if (hdr.type == WEFT_CTL_FROM) {
+            weft_ctl_hdr_t inner;
+            const char    *body;
+            if (hdr.a0 == kid->pos && weft_ctl_decode(payload, hdr.len, &inner, &body) == 0 &&
+                inner.type == WEFT_CTL_DONE) {
+                kid->done = 1;
+            }
+            px_send_up(WEFT_CTL_FROM, hdr.a0, hdr.a1, payload, hdr.len);
+        }
+        free(payload);
+    }
+    if (rd <= 0) {
+        if (!kid->done) {
+            weft_buf_t inner = {0};
+            weft_ctl_encode(&inner, WEFT_CTL_LOST, 0, 0, NULL, 0);
+            px_send_up(WEFT_CTL_FROM, kid->pos, 0, inner.data, inner.len);
+            weft_buf_free(&inner);
+        }
+        kid->done = 1;
+        weft_ctl_conn_fini(&kid->ctl);
+        kid->ctl.fd = -1;
+    }
+}
+
 static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload)
 {
     char err[512];
@@ -421,6 +578,13 @@ static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload)
             snprintf(err, sizeof(err), "malformed job description from mpiexec");
             px_send(WEFT_CTL_READY, -1, 0, err, strlen(err));
             return;
+        }
+        if (px_guard_fd >= 0) {
+            if (write(px_guard_fd, px.job.jobid, strlen(px.job.jobid)) < 0) {
+                /* the guard then cleans processes only */
+            }
+            close(px_guard_fd);
+            px_guard_fd = -1;
         }
         if (weft_pmi_server_init(&px.srv, px.job.nlocal) != 0) {
             snprintf(err, sizeof(err), "out of memory");
@@ -467,6 +631,8 @@ static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload)
     case WEFT_CTL_SIGNAL:
         px_signal_all(hdr->a0);
         break;
+    case WEFT_CTL_PING:
+        break; /* heard_ms is updated on every read */
     default:
         px_log("unexpected control message %u", hdr->type);
         break;
@@ -478,12 +644,68 @@ static int px_finished(void)
     if (!px.started || px.nlive > 0) {
         return 0;
     }
+    for (int k = 0; k < tree.nkids; k++) {
+        if (!tree.kids[k].done || tree.kids[k].ctl.fd >= 0) {
+            return 0;
+        }
+    }
     for (int i = 0; i < px.job.nlocal; i++) {
         if (px.ranks[i].fds[0] >= 0 || px.ranks[i].fds[1] >= 0) {
             return 0;
         }
     }
     return 1;
+}
+
+/* Remote start: the job secret arrives on stdin (one hex line, from
+ * mpiexec through the launcher command), then we dial mpiexec and prove we
+ * know it. stdin is /dev/null afterwards. Returns the control fd or -1. */
+static int px_connect_back(const char *host, int port, int index, const char *label)
+{
+    char          line[2 * WEFT_AUTH_SECRET_LEN + 2];
+    size_t        got = 0;
+    long long     deadline = weft_now_ms() + PROXY_CONNECT_MS;
+    weft_secret_t secret;
+    char          err[512];
+    int           fd;
+
+    while (got < sizeof(line) - 1) {
+        struct pollfd pfd  = {.fd = STDIN_FILENO, .events = POLLIN};
+        long long     left = deadline - weft_now_ms();
+        ssize_t       n;
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0) {
+            break;
+        }
+        n = read(STDIN_FILENO, line + got, sizeof(line) - 1 - got);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        got += (size_t)n;
+    }
+    line[got] = '\0';
+    fd        = open("/dev/null", O_RDONLY);
+    if (fd >= 0) {
+        dup2(fd, STDIN_FILENO);
+        close(fd);
+    }
+    if (got < 2 * WEFT_AUTH_SECRET_LEN || weft_secret_from_hex(line, &secret) != 0) {
+        px_log("host %s: no job secret on stdin (weft-proxy is run by mpiexec, not by hand)",
+               label);
+        return -1;
+    }
+    fd = weft_auth_connect(host, port, &secret, (uint32_t)index,
+                           (int)(deadline - weft_now_ms()), err, sizeof(err));
+    tree.secret = secret; /* our children prove it to us */
+    memset(&secret, 0, sizeof(secret));
+    memset(line, 0, sizeof(line));
+    if (fd < 0) {
+        px_log("host %s: cannot reach %s: %s", label,
+               weft_tree_parent(index, tree.degree) < 0 ? "mpiexec" : "its parent weft-proxy", err);
+    }
+    return fd;
 }
 
 int main(int argc, char **argv)
@@ -493,9 +715,50 @@ int main(int argc, char **argv)
     struct pollfd   *pfds;
     int              maxfds;
 
+    const char *connect_host = NULL, *host_label = "?";
+    int         connect_port = -1, index = -1;
+
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--control-fd") == 0 && i + 1 < argc) {
             ctl_fd = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--connect") == 0 && i + 2 < argc) {
+            connect_host = argv[++i];
+            connect_port = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--index") == 0 && i + 1 < argc) {
+            index = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--tree") == 0 && i + 2 < argc) {
+            tree.degree = atoi(argv[++i]);
+            tree.count  = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--heartbeat") == 0 && i + 1 < argc) {
+            px.heartbeat_ms = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc) {
+            host_label = argv[++i];
+        }
+    }
+    if (connect_host != NULL && index >= 0) {
+        char err[512];
+        px_guard_fd = weft_guard_start();
+        if (tree.degree < 1) {
+            tree.degree = 1;
+        }
+        ctl_fd = px_connect_back(connect_host, connect_port, index, host_label);
+        if (ctl_fd < 0) {
+            return 1;
+        }
+        tree.pos   = index;
+        tree.nkids = weft_tree_nchildren(index, tree.degree, tree.count);
+        if (tree.nkids > 0) {
+            /* Our children connect to us: listen only when we have some. */
+            tree.kids = calloc((size_t)tree.nkids, sizeof(*tree.kids));
+            if (tree.kids == NULL ||
+                weft_listener_open(&tree.lis, NULL, &tree.secret, err, sizeof(err)) != 0) {
+                px_log("host %s: %s", host_label, tree.kids ? err : "out of memory");
+                return 1;
+            }
+            for (int k = 0; k < tree.nkids; k++) {
+                tree.kids[k].pos    = weft_tree_first_child(index, tree.degree) + k;
+                tree.kids[k].ctl.fd = -1;
+            }
         }
     }
     if (ctl_fd < 0 || fcntl(ctl_fd, F_GETFD) < 0) {
@@ -503,10 +766,15 @@ int main(int argc, char **argv)
                         "(weft-proxy is run by mpiexec, not by hand)\n");
         return 2;
     }
+    px.heard_ms = weft_now_ms();
     /* mpiexec gone -> SIGTERM to us -> we kill every rank. */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     weft_fd_set_cloexec(ctl_fd, 1);
     weft_ctl_conn_init(&px.ctl, ctl_fd);
+    if (tree.pos >= 0) {
+        px_send(WEFT_CTL_HELLO, tree.lis.fd >= 0 ? tree.lis.port : 0, 0, tree.lis.addr,
+                tree.lis.fd >= 0 ? strlen(tree.lis.addr) : 0);
+    }
 
     if (pipe2(px.sigpipe, O_CLOEXEC | O_NONBLOCK) != 0) {
         return 1;
@@ -525,7 +793,8 @@ int main(int argc, char **argv)
         int       n = 0, timeout = -1;
         long long now;
 
-        maxfds = 3 + (px.job.nlocal > 0 ? 3 * px.job.nlocal : 0) + 1;
+        int nlis = weft_listener_nfds(&tree.lis), tree_base;
+        maxfds   = 3 + (px.job.nlocal > 0 ? 3 * px.job.nlocal : 0) + 1 + nlis + tree.nkids;
         pfds   = calloc((size_t)maxfds, sizeof(*pfds));
         if (pfds == NULL) {
             px_emergency_exit();
@@ -542,9 +811,26 @@ int main(int argc, char **argv)
             pfds[n++] = (struct pollfd){.fd = throttle ? -1 : px.ranks[i].fds[1], .events = POLLIN};
             pfds[n++] = (struct pollfd){.fd = c->fd, .events = POLLIN | (c->out.len ? POLLOUT : 0)};
         }
+        tree_base = n;
+        for (int k = 0; k < tree.nkids; k++) {
+            proxy_kid_t *kid = &tree.kids[k];
+            pfds[n++] = (struct pollfd){.fd     = kid->ctl.fd,
+                                        .events = POLLIN | (kid->ctl.out.len ? POLLOUT : 0)};
+        }
+        weft_listener_fill(&tree.lis, &pfds[n]);
+        n += nlis;
+        if (nlis > 1) {
+            int left = weft_listener_timeout(&tree.lis);
+            timeout  = timeout >= 0 && timeout < left ? timeout : left;
+        }
         if (px.drain_deadline > 0) {
             long long left = px.drain_deadline - weft_now_ms();
             timeout        = left > 0 ? (int)left : 0;
+        }
+        if (px.heartbeat_ms > 0) {
+            long long left = px.next_ping - weft_now_ms();
+            left           = left > 0 ? left : 0;
+            timeout        = timeout >= 0 && timeout < left ? timeout : (int)left;
         }
         if (poll(pfds, (nfds_t)n, timeout) < 0 && errno != EINTR) {
             px_emergency_exit();
@@ -563,13 +849,16 @@ int main(int argc, char **argv)
         }
         if (pfds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
             int rc = weft_ctl_read(&px.ctl);
+            if (rc > 0) {
+                px.heard_ms = weft_now_ms();
+            }
             for (;;) {
                 weft_ctl_hdr_t hdr;
                 char          *payload;
                 if (weft_ctl_next(&px.ctl, &hdr, &payload) != 1) {
                     break;
                 }
-                px_handle_ctl(&hdr, payload);
+                px_dispatch(&hdr, payload);
                 free(payload);
             }
             if (rc <= 0) {
@@ -598,9 +887,46 @@ int main(int argc, char **argv)
                 weft_pmi_server_flush(&px.srv, i);
             }
         }
+        for (int k = 0; k < tree.nkids; k++) {
+            proxy_kid_t *kid = &tree.kids[k];
+            short        ev  = pfds[tree_base + k].revents;
+            if (pfds[tree_base + k].fd < 0 || kid->ctl.fd < 0) {
+                continue;
+            }
+            if (ev & POLLOUT) {
+                weft_ctl_flush(&kid->ctl);
+            }
+            if (ev & (POLLIN | POLLHUP | POLLERR)) {
+                px_kid_input(kid);
+            }
+        }
+        if (nlis > 0) {
+            weft_listener_service(&tree.lis, &pfds[tree_base + tree.nkids], px_on_kid_conn,
+                                  px_on_kid_refused, NULL);
+            if (px.started && tree.lis.npending == 0) {
+                int all = 1;
+                for (int k = 0; k < tree.nkids; k++) {
+                    all &= tree.kids[k].connected;
+                }
+                if (all) {
+                    weft_listener_close(&tree.lis); /* every child is in: stop listening */
+                }
+            }
+        }
         free(pfds);
 
         now = weft_now_ms();
+        if (px.heartbeat_ms > 0 && now >= px.next_ping) {
+            px.next_ping = now + px.heartbeat_ms / 4;
+            /* 1.5x mpiexec's limit: mpiexec, which sees every host, speaks
+             * first and names the host that went silent. */
+            if (now - px.heard_ms > px.heartbeat_ms * 3 / 2) {
+                px_log("lost contact with mpiexec (silent for %d ms); ending this host's ranks",
+                       px.heartbeat_ms * 3 / 2);
+                px_emergency_exit();
+            }
+            px_send(WEFT_CTL_PING, 0, 0, NULL, 0);
+        }
         if (px.drain_deadline > 0 && now >= px.drain_deadline && !px_finished()) {
             /* Rank children still hold the output pipes: end them. */
             px_signal_all(SIGKILL);

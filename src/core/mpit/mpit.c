@@ -418,6 +418,8 @@ static const struct {
     {"NETMOD", "Network module (libfabric) and inter-node protocols"},
     {"COLL", "Collective operations: algorithm selection and use"},
     {"PMI", "Process-manager interface client"},
+    {"RMA", "One-sided communication: windows and RMA operations"},
+    {"IO", "MPI-IO: collective buffering and data sieving"},
 };
 #define NCATEGORY_MAX 32
 

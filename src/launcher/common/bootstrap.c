@@ -5,7 +5,9 @@
 
 #include "buf.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,11 +102,166 @@ int weft_bootstrap_launch(const char *host, int host_is_local, char *const argv[
                           pid_t *pid_p, char *err, size_t errlen)
 {
     if (!host_is_local) {
-        snprintf(err, errlen, "host '%s': remote hosts not supported yet (only this machine)",
+        snprintf(err, errlen, "host '%s': remote hosts start with weft_bootstrap_launch_remote",
                  host);
         return -1;
     }
     return bootstrap_fork_ops.launch(host, argv, ctl_fd_p, pid_p, err, errlen);
+}
+
+/* Split the launcher template into words, replacing %h by host; without %h
+ * the host is appended as one more word (the ssh form). The default ssh gets
+ * -x and BatchMode (no X11, no password prompt that would hang the job). */
+static char **remote_words(const char *tmpl, const char *host, int *has_host_p, int *n_p)
+{
+    char      **words = NULL;
+    int         n = 0, has_host = strstr(tmpl, "%h") != NULL;
+    const char *p = tmpl;
+
+    while (*p != '\0') {
+        while (isspace((unsigned char)*p)) {
+            p++;
+        }
+        if (*p == '\0') {
+            break;
+        }
+        size_t      len = strcspn(p, " \t\n");
+        weft_buf_t  w   = {0};
+        for (size_t i = 0; i < len; i++) {
+            if (p[i] == '%' && i + 1 < len && p[i + 1] == 'h') {
+                weft_buf_append(&w, host, strlen(host));
+                i++;
+            } else {
+                weft_buf_append(&w, &p[i], 1);
+            }
+        }
+        weft_buf_append(&w, "", 1);
+        words      = realloc(words, sizeof(char *) * (size_t)(n + 6));
+        words[n++] = w.data;
+        p += len;
+    }
+    if (words == NULL) {
+        return NULL;
+    }
+    if (!has_host) {
+        const char *base = strrchr(words[0], '/') ? strrchr(words[0], '/') + 1 : words[0];
+        if (n == 1 && strcmp(base, "ssh") == 0) {
+            words[n++] = strdup("-x");
+            words[n++] = strdup("-oBatchMode=yes");
+        }
+        words[n++] = strdup(host);
+    }
+    *n_p        = n;
+    *has_host_p = has_host;
+    return words;
+}
+
+/* s as one single-quoted shell word. */
+static void shell_quote(weft_buf_t *b, const char *s)
+{
+    weft_buf_append(b, "'", 1);
+    for (; *s; s++) {
+        if (*s == '\'') {
+            weft_buf_append(b, "'\\''", 4);
+        } else {
+            weft_buf_append(b, s, 1);
+        }
+    }
+    weft_buf_append(b, "'", 1);
+}
+
+/* The command run on the remote host: start the proxy if it is there, else
+ * say which host lacks which path and exit 127. */
+static char *remote_script(const char *host, char *const argv[])
+{
+    weft_buf_t b = {0};
+    const char *msg1 = "weft-proxy: error: host ", *msg2 = ": no executable ",
+               *msg3 = " (Weft must be installed at the same path on every host)";
+
+    weft_buf_append(&b, "if [ -x ", 8);
+    shell_quote(&b, argv[0]);
+    weft_buf_append(&b, " ]; then exec", 13);
+    for (int i = 0; argv[i] != NULL; i++) {
+        weft_buf_append(&b, " ", 1);
+        shell_quote(&b, argv[i]);
+    }
+    weft_buf_append(&b, "; else echo ", 12);
+    shell_quote(&b, msg1);
+    shell_quote(&b, host);
+    shell_quote(&b, msg2);
+    shell_quote(&b, argv[0]);
+    shell_quote(&b, msg3);
+    weft_buf_append(&b, " >&2; exit 127; fi", 18);
+    weft_buf_append(&b, "", 1);
+    return b.data;
+}
+
+int weft_bootstrap_launch_remote(const char *host, const char *tmpl, char *const argv[],
+                                 const char *stdin_text, pid_t *pid_p, char *err, size_t errlen)
+{
+    int    nwords = 0, has_host = 0, in[2];
+    char **words  = remote_words(tmpl, host, &has_host, &nwords);
+    char  *script = remote_script(host, argv);
+    char **args;
+    pid_t  pid;
+
+    if (words == NULL || script == NULL) {
+        snprintf(err, errlen, "host '%s': empty launcher command", host);
+        free(script);
+        return -1;
+    }
+    args = calloc((size_t)(nwords + 4), sizeof(char *));
+    if (args == NULL || pipe2(in, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "host '%s': %s", host, args ? strerror(errno) : "out of memory");
+        free(args);
+        free(script);
+        return -1;
+    }
+    memcpy(args, words, sizeof(char *) * (size_t)nwords);
+    if (has_host) {
+        /* "ip netns exec %h", "srun -w %h": the command execs its argv. */
+        args[nwords]     = "/bin/sh";
+        args[nwords + 1] = "-c";
+        args[nwords + 2] = script;
+    } else {
+        /* ssh-like: one string that the remote login shell runs. */
+        args[nwords] = script;
+    }
+    pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        dup2(in[0], STDIN_FILENO);
+        dup2(STDERR_FILENO, STDOUT_FILENO); /* the proxy prints nothing but errors */
+        execvp(args[0], args);
+        fprintf(stderr, "mpiexec: error: host '%s': cannot execute launcher command %s: %s\n",
+                host, args[0], strerror(errno));
+        _exit(127);
+    }
+    close(in[0]);
+    if (pid > 0) {
+        setpgid(pid, pid);
+        /* The secret goes on the launcher's stdin (a pipe, never argv or
+         * environment); it is a few dozen bytes, so the pipe takes it whole.
+         * A launcher that already exited (EPIPE) is reported when reaped. */
+        size_t len = strlen(stdin_text);
+        if (write(in[1], stdin_text, len) != (ssize_t)len) {
+            /* see above */
+        }
+    } else {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+    }
+    close(in[1]);
+    for (int i = 0; i < nwords; i++) {
+        free(words[i]);
+    }
+    free(words);
+    free(args);
+    free(script);
+    if (pid < 0) {
+        return -1;
+    }
+    *pid_p = pid;
+    return 0;
 }
 
 int weft_bootstrap_kill(pid_t pid, int sig)

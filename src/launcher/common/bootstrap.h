@@ -2,9 +2,10 @@
  * Copyright (c) 2026 The Weft authors
  *
  * Bootstrap: how mpiexec starts one weft-proxy on a host and gets a control
- * connection to it. One ops table per backend; "fork" (local hosts) is the
- * only backend so far. ssh / WEFT_LAUNCHER_CMD come with remote launch: their
- * proxies will connect back over TCP and authenticate with the job secret.
+ * connection to it. Local hosts: fork, control over a socketpair. Remote
+ * hosts: a launcher command (ssh, or the WEFT_LAUNCHER_CMD template) runs the
+ * proxy there; the proxy reads the job secret from its stdin, connects back
+ * to mpiexec over TCP and authenticates (auth.h).
  */
 #ifndef WEFT_LAUNCHER_BOOTSTRAP_H
 #define WEFT_LAUNCHER_BOOTSTRAP_H
@@ -26,10 +27,16 @@ typedef struct {
     void (*fini)(void);
 } weft_bootstrap_ops_t;
 
-/* Pick the backend for host: fork when host is this machine; remote hosts
- * fail with "remote hosts not supported yet". */
+/* Start a proxy on this machine (fork, control over a socketpair). Remote
+ * hosts (host_is_local 0) go through weft_bootstrap_launch_remote. */
 int weft_bootstrap_launch(const char *host, int host_is_local, char *const argv[], int *ctl_fd_p,
                           pid_t *pid_p, char *err, size_t errlen);
+/* Start argv on a remote host through the launcher template tmpl ("ssh",
+ * "ip netns exec %h", ...: %h is replaced by host, else host is appended),
+ * writing stdin_text to the launcher's stdin. *pid_p is the launcher
+ * process, in its own process group. 0, or -1 with err. */
+int weft_bootstrap_launch_remote(const char *host, const char *tmpl, char *const argv[],
+                                 const char *stdin_text, pid_t *pid_p, char *err, size_t errlen);
 int weft_bootstrap_kill(pid_t pid, int sig);
 int weft_bootstrap_wait(pid_t pid, int *status_p, int nohang);
 

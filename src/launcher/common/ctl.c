@@ -64,13 +64,39 @@ void weft_ctl_flush_wait(weft_ctl_conn_t *conn, int timeout_ms)
     }
 }
 
-int weft_ctl_send(weft_ctl_conn_t *conn, int type, int a0, int a1, const void *data, size_t len)
+int weft_ctl_encode(weft_buf_t *out, int type, int a0, int a1, const void *data, size_t len)
 {
     weft_ctl_hdr_t hdr = {htonl((uint32_t)type), htonl((uint32_t)len), (int32_t)htonl((uint32_t)a0),
                           (int32_t)htonl((uint32_t)a1)};
 
-    if (weft_buf_append(&conn->out, &hdr, sizeof(hdr)) != 0 ||
-        weft_buf_append(&conn->out, data, len) != 0) {
+    if (weft_buf_append(out, &hdr, sizeof(hdr)) != 0 || weft_buf_append(out, data, len) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+int weft_ctl_decode(const char *data, size_t len, weft_ctl_hdr_t *hdr, const char **payload_p)
+{
+    weft_ctl_hdr_t raw;
+
+    if (len < sizeof(raw)) {
+        return -1;
+    }
+    memcpy(&raw, data, sizeof(raw));
+    hdr->type = ntohl(raw.type);
+    hdr->len  = ntohl(raw.len);
+    hdr->a0   = (int32_t)ntohl((uint32_t)raw.a0);
+    hdr->a1   = (int32_t)ntohl((uint32_t)raw.a1);
+    if (hdr->len != len - sizeof(raw)) {
+        return -1;
+    }
+    *payload_p = data + sizeof(raw);
+    return 0;
+}
+
+int weft_ctl_send(weft_ctl_conn_t *conn, int type, int a0, int a1, const void *data, size_t len)
+{
+    if (weft_ctl_encode(&conn->out, type, a0, a1, data, len) != 0) {
         return -1;
     }
     return weft_ctl_flush(conn);

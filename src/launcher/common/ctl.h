@@ -26,7 +26,13 @@ typedef enum {
     WEFT_CTL_ABORT,     /* p->m  a0 rank, a1 exit code; payload: message           */
     WEFT_CTL_EXIT,      /* p->m  a0 rank, a1 wait status; payload "pid init fin"   */
     WEFT_CTL_SIGNAL,    /* m->p  a0 signal for every rank's process group          */
-    WEFT_CTL_DONE       /* p->m  every local rank is reaped; proxy exits           */
+    WEFT_CTL_DONE,      /* p->m  every local rank is reaped; proxy exits           */
+    WEFT_CTL_PING,      /* both  remote links only: "still here" (heartbeat)       */
+    /* Proxy tree (remote proxies; positions are among remote proxies, tree.h) */
+    WEFT_CTL_HELLO,     /* p->m  first message: a0 listen port (0: no children); payload addr */
+    WEFT_CTL_FROM,      /* p->m  a0 origin position; payload: one encoded message  */
+    WEFT_CTL_TO,        /* m->p  a0 destination position; payload: encoded message */
+    WEFT_CTL_LOST       /* p->m  (inside FROM) the link to that proxy broke        */
 } weft_ctl_type_t;
 
 typedef struct {
@@ -52,6 +58,12 @@ int weft_ctl_send(weft_ctl_conn_t *conn, int type, int a0, int a1, const void *d
 int weft_ctl_flush(weft_ctl_conn_t *conn);
 /* Write queued bytes, waiting up to timeout_ms. */
 void weft_ctl_flush_wait(weft_ctl_conn_t *conn, int timeout_ms);
+/* Encode one message (header + payload) into out, for FROM/TO envelopes. */
+int weft_ctl_encode(weft_buf_t *out, int type, int a0, int a1, const void *data, size_t len);
+/* Decode an envelope's payload: 0 and *hdr / *payload_p (points into data),
+ * or -1 when malformed. */
+int weft_ctl_decode(const char *data, size_t len, weft_ctl_hdr_t *hdr, const char **payload_p);
+
 /* Read what is available. 1 data or nothing yet, 0 EOF, -1 error. */
 int weft_ctl_read(weft_ctl_conn_t *conn);
 /* Take the next complete message: 1 and *payload_p (malloc'd, NUL-terminated,

@@ -129,6 +129,107 @@ int weft_hosts_parse_file(const char *path, weft_host_t **hosts, int *n, char *e
     return 0;
 }
 
+/* Expand one hostlist item (text[0..len), may hold [a-b,c] groups) into
+ * hosts, recursing over the groups left to right. */
+static int slurm_expand(const char *text, size_t len, weft_host_t **hosts, int *count, char *err,
+                        size_t errlen)
+{
+    const char *open = memchr(text, '[', len);
+    const char *close;
+    char        name[256];
+
+    if (open == NULL) {
+        return host_add(text, len, hosts, count, err, errlen, "SLURM_JOB_NODELIST");
+    }
+    close = memchr(open, ']', len - (size_t)(open - text));
+    if (close == NULL) {
+        snprintf(err, errlen, "SLURM_JOB_NODELIST: unbalanced '[' in '%.*s'", (int)len, text);
+        return -1;
+    }
+    for (const char *r = open + 1; r < close;) {
+        const char *comma = memchr(r, ',', (size_t)(close - r));
+        const char *end   = comma ? comma : close;
+        char       *stop;
+        long        lo    = strtol(r, &stop, 10), hi = lo;
+        int         width = (int)(stop - r);
+        if (stop == r || (stop < end && *stop != '-')) {
+            snprintf(err, errlen, "SLURM_JOB_NODELIST: bad range in '%.*s'", (int)len, text);
+            return -1;
+        }
+        if (stop < end) {
+            const char *h = stop + 1;
+            hi            = strtol(h, &stop, 10);
+            if (stop != end || hi < lo || hi - lo > 100000) {
+                snprintf(err, errlen, "SLURM_JOB_NODELIST: bad range in '%.*s'", (int)len, text);
+                return -1;
+            }
+        }
+        for (long v = lo; v <= hi; v++) {
+            int k = snprintf(name, sizeof(name), "%.*s%0*ld%.*s", (int)(open - text), text, width,
+                             v, (int)(len - (size_t)(close + 1 - text)), close + 1);
+            if (k < 0 || (size_t)k >= sizeof(name) ||
+                slurm_expand(name, (size_t)k, hosts, count, err, errlen) != 0) {
+                if (k >= 0 && (size_t)k >= sizeof(name)) {
+                    snprintf(err, errlen, "SLURM_JOB_NODELIST: host name too long");
+                }
+                return -1;
+            }
+        }
+        r = comma ? comma + 1 : close;
+    }
+    return 0;
+}
+
+int weft_hosts_parse_slurm(const char *nodelist, const char *tasks_per_node, weft_host_t **hosts,
+                           int *n, char *err, size_t errlen)
+{
+    int         before = *n, depth = 0;
+    const char *item   = nodelist;
+
+    for (const char *p = nodelist;; p++) {
+        if (*p == '[') {
+            depth++;
+        } else if (*p == ']') {
+            depth--;
+        } else if ((*p == ',' && depth == 0) || *p == '\0') {
+            if (p > item && slurm_expand(item, (size_t)(p - item), hosts, n, err, errlen) != 0) {
+                return -1;
+            }
+            item = p + 1;
+            if (*p == '\0') {
+                break;
+            }
+        }
+    }
+    if (*n == before) {
+        snprintf(err, errlen, "SLURM_JOB_NODELIST names no hosts");
+        return -1;
+    }
+    /* "2(x3),1": counts, each repeated (xN) times, one per node in order. */
+    const char *t = tasks_per_node ? tasks_per_node : "";
+    for (int h = before; h < *n && *t != '\0';) {
+        char *end;
+        long  slots = strtol(t, &end, 10), rep = 1;
+        if (end == t || slots < 1) {
+            snprintf(err, errlen, "SLURM_TASKS_PER_NODE: cannot parse '%s'", tasks_per_node);
+            return -1;
+        }
+        if (end[0] == '(' && end[1] == 'x') {
+            rep = strtol(end + 2, &end, 10);
+            if (*end != ')' || rep < 1) {
+                snprintf(err, errlen, "SLURM_TASKS_PER_NODE: cannot parse '%s'", tasks_per_node);
+                return -1;
+            }
+            end++;
+        }
+        for (long k = 0; k < rep && h < *n; k++) {
+            (*hosts)[h++].slots = (int)slots;
+        }
+        t = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
 static int addr_is_local(const struct sockaddr *sa, struct ifaddrs *ifs)
 {
     if (sa->sa_family == AF_INET) {

@@ -18,6 +18,11 @@ typedef struct {
 int weft_hosts_parse_list(const char *list, weft_host_t **hosts, int *n, char *err, size_t errlen);
 /* Append the hosts of a hostfile (# comments, blank lines allowed). */
 int weft_hosts_parse_file(const char *path, weft_host_t **hosts, int *n, char *err, size_t errlen);
+/* Append the hosts of a Slurm allocation: nodelist in Slurm's compressed
+ * form ("node[01-03,7],gpu1"), slots from tasks_per_node ("2(x3),1"; NULL or
+ * "": 1 per node). 0, or -1 with err. */
+int weft_hosts_parse_slurm(const char *nodelist, const char *tasks_per_node, weft_host_t **hosts,
+                           int *n, char *err, size_t errlen);
 /* Resolve name: 1 local, 0 resolvable but another machine, -1 unknown (err set). */
 int weft_host_is_local(const char *name, char *err, size_t errlen);
 

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ */
+#include "guard.h"
+
+#include "buf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static pid_t guarded;
+
+void weft_cleanup_shm(const char *jobid)
+{
+    char           prefix[128];
+    DIR           *d = opendir("/dev/shm");
+    struct dirent *e;
+
+    if (d == NULL || jobid[0] == '\0') {
+        if (d) {
+            closedir(d);
+        }
+        return;
+    }
+    snprintf(prefix, sizeof(prefix), "weft-%s-", jobid);
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+            unlinkat(dirfd(d), e->d_name, 0);
+        }
+    }
+    closedir(d);
+}
+
+
+static void guard_forward(int sig)
+{
+    if (guarded > 0) {
+        kill(guarded, sig);
+    }
+}
+
+/* Kill and reap every process reparented to us until none is left. */
+static void guard_sweep(void)
+{
+    long long deadline = weft_now_ms() + 2000;
+    pid_t     self     = getpid();
+
+    while (weft_now_ms() < deadline) {
+        int   found = 0;
+        DIR  *d     = opendir("/proc");
+        struct dirent *e;
+        while (d != NULL && (e = readdir(d)) != NULL) {
+            char  path[64], buf[512];
+            pid_t pid = (pid_t)atoi(e->d_name);
+            int   fd, ppid = 0;
+            if (pid <= 0) {
+                continue;
+            }
+            snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+            fd = open(path, O_RDONLY);
+            if (fd < 0) {
+                continue;
+            }
+            ssize_t n = read(fd, buf, sizeof(buf) - 1);
+            close(fd);
+            char *rp = n > 0 ? (buf[n] = '\0', strrchr(buf, ')')) : NULL;
+            if (rp != NULL && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == self) {
+                kill(-pid, SIGKILL);
+                kill(pid, SIGKILL);
+                found = 1;
+            }
+        }
+        if (d != NULL) {
+            closedir(d);
+        }
+        while (waitpid(-1, NULL, WNOHANG) > 0) {
+        }
+        if (!found && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD) {
+            return;
+        }
+        usleep(20000);
+    }
+}
+
+int weft_guard_start(void)
+{
+    int   pfd[2];
+    pid_t child;
+
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 || pipe2(pfd, O_CLOEXEC) != 0) {
+        return -1; /* run unguarded */
+    }
+    pid_t guard = getpid();
+    child       = fork();
+    if (child < 0) {
+        return -1;
+    }
+    if (child == 0) {
+        close(pfd[0]);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != guard) {
+            _exit(1);
+        }
+        return pfd[1];
+    }
+    close(pfd[1]);
+    guarded = child;
+    struct sigaction sa = {.sa_handler = guard_forward};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    int status = 0;
+    for (;;) {
+        pid_t pid = waitpid(-1, &status, 0);
+        if (pid == child || (pid < 0 && errno != EINTR)) {
+            break;
+        }
+    }
+    char    jobid[64] = "";
+    ssize_t n         = read(pfd[0], jobid, sizeof(jobid) - 1);
+    jobid[n > 0 ? n : 0] = '\0';
+    guard_sweep();
+    weft_cleanup_shm(jobid);
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
