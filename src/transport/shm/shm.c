@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "util/cache.h"
+#include "util/fence.h"
 #include "util/log.h"
 
 #define SHM_TYPE_SKIP 0xffu
@@ -146,16 +147,6 @@ static struct {
 
 static volatile uint64_t cma_probe_word;
 
-/* Full barrier between our store (message or sleeping flag) and our load of
- * the other side's word (Dekker style). ThreadSanitizer does not model
- * standalone fences, so there a locked read-modify-write plays the part. */
-#if defined(__SANITIZE_THREAD__)
-static uint32_t fence_word;
-#define SHM_FULL_FENCE() __atomic_fetch_add(&fence_word, 0, __ATOMIC_SEQ_CST)
-#else
-#define SHM_FULL_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
-#endif
-
 static size_t align_up(size_t v, size_t a)
 {
     return (v + a - 1) / a * a;
@@ -170,7 +161,7 @@ static void wake_peer(int peer)
 {
     shm_rank_ctl_t *c = &shm.ctl[peer];
 
-    SHM_FULL_FENCE();
+    weft_full_fence();
     if (__atomic_load_n(&c->sleeping, __ATOMIC_RELAXED)) {
         __atomic_fetch_add(&c->futex, 1, __ATOMIC_SEQ_CST);
         futex_op(&c->futex, FUTEX_WAKE, 1, NULL);
@@ -408,7 +399,7 @@ void weft_shm_commit(int peer, uint8_t type, int32_t tag, uint32_t context, int3
          * not yet seeing the message, would not look at this ring again
          * (issue 19 bug 3: non-blocking collectives hung at 9+ ranks). The
          * receiver pairs it with a fence after clearing (poll_bells). */
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        weft_full_fence();
         if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit)) {
             __atomic_fetch_or(w, bit, __ATOMIC_RELEASE);
         }
@@ -467,7 +458,7 @@ static int poll_bells(void)
         if (__atomic_load_n(&shm.bells[shm.me].word[w], __ATOMIC_RELAXED)) {
             bits |= __atomic_exchange_n(&shm.bells[shm.me].word[w], 0, __ATOMIC_SEQ_CST);
             /* clear the bits before reading the rings (see weft_shm_commit) */
-            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            weft_full_fence();
         }
         shm.ready[w] = 0;
         while (bits) {
@@ -527,7 +518,7 @@ void weft_shm_sleep(long timeout_us)
     struct timespec ts = {timeout_us / 1000000, (timeout_us % 1000000) * 1000};
 
     __atomic_store_n(&c->sleeping, 1, __ATOMIC_SEQ_CST);
-    SHM_FULL_FENCE();
+    weft_full_fence();
     for (int p = 0; p < shm.n; p++) {
         if (ring_has_message(p)) {
             __atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);
