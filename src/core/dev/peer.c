@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/errors.h"
+#include "core/mpit/pvar.h"
 #include "core/runtime.h"
 #include "util/log.h"
 #include "util/tunables.h"
@@ -148,6 +149,9 @@ void weft_dev_net_commit(int world, uint8_t type, int32_t tag, uint32_t context,
                          size_t len)
 {
     weft_status_t st = weft_dev.netmod->am_commit(world, type, tag, context, src, len);
+
+    WEFT_PVAR_INC(NETMOD_AMS_SENT);
+    WEFT_PVAR_ADD(NETMOD_BYTES_SENT, len);
 
     if (st != WEFT_OK) {
         net_failed(world, st);

@@ -26,6 +26,7 @@
 
 #include "core/datatype.h"
 #include "core/mpit/event.h"
+#include "core/mpit/pvar.h"
 #include "core/runtime.h"
 #include "util/tunables.h"
 
@@ -85,6 +86,7 @@ static int rget_issue(rget_t *g)
             return -1;
         }
         g->issued += len;
+        WEFT_PVAR_ADD(NETMOD_RGET_BYTES, len);
     }
     return 0;
 }
