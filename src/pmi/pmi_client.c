@@ -287,6 +287,10 @@ static int pmi_handshake(int version)
         pmi_error("PMI-2: neither PMI_RANK nor PMI_ID is set");
         return -1;
     }
+    if (getenv("PMI_JOBID") != NULL) {
+        /* Slurm's PMI-2 server refuses a fullinit without it. */
+        weft_pmi_msg_add(&q, "pmijobid", getenv("PMI_JOBID"));
+    }
     weft_pmi_msg_add(&q, "threaded", "FALSE");
     if (pmi_call(&q, &r, 1) != 0) {
         return -1;
