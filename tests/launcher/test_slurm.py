@@ -233,16 +233,25 @@ def clean(slurm):
     assert not new, f"/dev/shm entries left: {new}"
 
 
-@pytest.fixture(scope="module")
-def ring_prog(tmp_path_factory):
+def _mpicc(tmp_path_factory, source):
     mpicc = os.path.join(PREFIX, "bin", "mpicc")
     if not os.path.exists(mpicc):
         pytest.fail(f"no mpicc in {PREFIX} (run `make install`)")
-    exe = str(tmp_path_factory.mktemp("slurm") / "slurm_ring")
-    p = subprocess.run([mpicc, "-o", exe, os.path.join(HERE, "slurm_ring.c")],
+    exe = str(tmp_path_factory.mktemp("slurm") / source[:-2])
+    p = subprocess.run([mpicc, "-o", exe, os.path.join(HERE, source)],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     return exe
+
+
+@pytest.fixture(scope="module")
+def ring_prog(tmp_path_factory):
+    return _mpicc(tmp_path_factory, "slurm_ring.c")
+
+
+@pytest.fixture(scope="module")
+def misbehave_prog(tmp_path_factory):
+    return _mpicc(tmp_path_factory, "mpi_misbehave.c")
 
 
 def _probe():
@@ -276,25 +285,72 @@ def _check_ring(p, n):
     assert got == sorted(f"ring ok {r} of {n}" for r in range(n)), p.stdout + p.stderr
 
 
-def test_srun_pmi2_probe(slurm, clean):
-    p = slurm.run(["srun", "--mpi=pmi2", "-n", "4", _probe(), "--rounds", "3",
+@pytest.fixture(params=["pmi2", "pmix"])
+def mpi(request, slurm):
+    """srun's --mpi plugin; the probe reports PMI version 2 or 3 (PMIx)."""
+    if request.param not in _mpi_plugins(slurm).split():
+        pytest.skip(f"this Slurm has no --mpi={request.param} plugin (srun --mpi=list)")
+    return request.param
+
+
+VERSION = {"pmi2": "2", "pmix": "3"}
+
+
+def test_srun_probe(slurm, clean, mpi):
+    p = slurm.run(["srun", f"--mpi={mpi}", "-n", "4", _probe(), "--rounds", "3",
                    "--allgather", "700"], marker=clean)
-    _check_probe(p, 4, "2")
+    _check_probe(p, 4, VERSION[mpi])
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 8])
-def test_srun_pmi2_ring(slurm, clean, ring_prog, n):
-    p = slurm.run(["srun", "--mpi=pmi2", "-n", str(n), ring_prog], marker=clean, timeout=120)
+def test_srun_ring(slurm, clean, ring_prog, mpi, n):
+    p = slurm.run(["srun", f"--mpi={mpi}", "-n", str(n), ring_prog], marker=clean, timeout=120)
     _check_ring(p, n)
 
 
-def test_srun_pmi2_abort(slurm, clean, tmp_path):
-    # MPI_Abort on one rank ends the whole step with a failing exit code.
-    mpicc = os.path.join(PREFIX, "bin", "mpicc")
-    exe = str(tmp_path / "mpi_misbehave")
-    c = subprocess.run([mpicc, "-o", exe, os.path.join(HERE, "mpi_misbehave.c")],
-                       capture_output=True, text=True, timeout=120)
-    assert c.returncode == 0, c.stderr
-    p = slurm.run(["srun", "--mpi=pmi2", "-n", "4", exe, "abort"], marker=clean, timeout=60)
-    assert p.returncode != 0, p.stdout + p.stderr
+def test_srun_abort(slurm, clean, mpi, misbehave_prog):
+    # MPI_Abort(5) on rank 1 ends the whole step. Under PMIx srun exits with
+    # that code; Slurm's PMI-2 server kills every task (the aborting one
+    # too) with SIGKILL, so srun reports 137 there.
+    p = slurm.run(["srun", f"--mpi={mpi}", "-n", "4", misbehave_prog, "abort"], marker=clean,
+                  timeout=60)
+    assert p.returncode == (5 if mpi == "pmix" else 137), p.stdout + p.stderr
     assert p.elapsed < 30, p.elapsed
+
+
+def test_pmix_forced_without_server(slurm, clean, ring_prog):
+    # WEFT_PMI_VERSION=pmix under a PMI-2 step: a clear error, no hang.
+    p = slurm.run(["srun", "--mpi=pmi2", "-n", "2", ring_prog], marker=clean, timeout=60,
+                  extra={"WEFT_PMI_VERSION": "pmix"})
+    assert p.returncode != 0, p.stdout
+    assert "PMIx" in p.stderr, p.stderr
+
+
+def test_orterun_pmix(ring_prog):
+    # Open MPI's launcher (orterun; Debian's openmpi-bin 4.1 has no prterun)
+    # starts Weft programs through its PMIx server.
+    orterun = shutil.which("orterun") or shutil.which("prterun")
+    if orterun is None:
+        pytest.skip("neither orterun nor prterun is installed (openmpi-bin)")
+    marker = "wm" + uuid.uuid4().hex[:12]
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PMI_", "PMIX_", "SLURM_", "WEFT_", "OMPI_"))}
+    env["WEFT_TEST_MARKER"] = marker
+    shm_before = _shm()
+    try:
+        for prog, args in ((_probe(), ["--rounds", "2"]), (ring_prog, [])):
+            p = subprocess.run([orterun, "--allow-run-as-root", "--oversubscribe", "-x",
+                                "WEFT_TEST_MARKER", "-n", "4", prog] + args,
+                               capture_output=True, text=True, timeout=120, env=env,
+                               stdin=subprocess.DEVNULL)
+            if prog == ring_prog:
+                _check_ring(p, 4)
+            else:
+                assert p.returncode == 0, p.stderr
+                info = probe_lines(p.stdout)
+                assert sorted(info) == [0, 1, 2, 3], p.stdout
+                assert all(info[r]["version"] == "3" and info[r]["size"] == "4"
+                           and info[r]["local_size"] == "4" for r in range(4)), info
+    finally:
+        assert_no_leftovers(marker, wait=5.0)
+    assert not (_shm() - shm_before), _shm() - shm_before
