@@ -3,8 +3,8 @@
  *
  * slurm_ring: a small MPI program for tests/launcher/test_slurm.py (built by
  * the test with the installed mpicc). Checks that rank and size agree with
- * the launcher's view (SLURM_PROCID/SLURM_NTASKS or PMI_RANK/PMI_SIZE when
- * set), passes a 4 KiB pattern twice around a ring comparing every byte, and
+ * the launcher's view (PMI_RANK/PMIX_RANK/SLURM_PROCID, PMI_SIZE/SLURM_NTASKS,
+ * the first one set), passes a 4 KiB pattern twice around a ring comparing every byte, and
  * checks an allreduce. Prints "ring ok R of N" and exits 0, or names the
  * failure and exits 1.
  */
@@ -29,8 +29,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int want_rank = env_or("SLURM_PROCID", env_or("PMI_RANK", rank));
-    int want_size = env_or("SLURM_NTASKS", env_or("PMI_SIZE", size));
+    /* PMI_RANK first: ranks that mpirun starts inside an allocation inherit
+     * the SLURM_* variables of their proxy's one-task step. */
+    int want_rank = env_or("PMI_RANK", env_or("PMIX_RANK", env_or("SLURM_PROCID", rank)));
+    int want_size = env_or("PMI_SIZE", env_or("SLURM_NTASKS", size));
     if (rank != want_rank || size != want_size) {
         fprintf(stderr, "ring: rank %d size %d, launcher says %d of %d\n", rank, size, want_rank,
                 want_size);

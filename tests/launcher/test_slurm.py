@@ -354,3 +354,37 @@ def test_orterun_pmix(ring_prog):
     finally:
         assert_no_leftovers(marker, wait=5.0)
     assert not (_shm() - shm_before), _shm() - shm_before
+
+
+def _salloc(slurm, n, args, marker, timeout=120):
+    mpirun = os.path.join(PREFIX, "bin", "mpirun")
+    return slurm.run(["salloc", "-n", str(n), mpirun, "-genv", "WEFT_TEST_MARKER", marker]
+                     + args, marker=marker, timeout=timeout)
+
+
+def test_salloc_mpirun_srun_bootstrap(slurm, clean, ring_prog):
+    # mpirun inside an allocation starts its proxy as an srun step (the
+    # job's only node is this machine, yet it goes through srun).
+    p = _salloc(slurm, 4, ["-verbose", "-n", "4", ring_prog], clean)
+    _check_ring(p, 4)
+    assert f"started weft-proxy on host {slurm.node} via 'srun " in p.stderr, p.stderr
+    assert "connected and authenticated" in p.stderr, p.stderr
+
+
+def test_salloc_mpirun_fills_allocation(slurm, clean, ring_prog):
+    # Without -n: every task of the allocation (SLURM_TASKS_PER_NODE).
+    p = _salloc(slurm, 3, [ring_prog], clean)
+    _check_ring(p, 3)
+
+
+def test_salloc_mpirun_abort(slurm, clean, misbehave_prog):
+    p = _salloc(slurm, 4, ["-n", "4", misbehave_prog, "abort"], clean, timeout=60)
+    assert p.returncode == 5, p.stdout + p.stderr
+    assert "rank 1 called MPI_Abort with code 5" in p.stderr, p.stderr
+
+
+def test_salloc_mpirun_launcher_fork(slurm, clean, ring_prog):
+    # -launcher fork keeps the old behaviour: no srun step.
+    p = _salloc(slurm, 2, ["-verbose", "-launcher", "fork", "-n", "2", ring_prog], clean)
+    _check_ring(p, 2)
+    assert "via 'srun" not in p.stderr, p.stderr
