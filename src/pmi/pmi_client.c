@@ -6,6 +6,7 @@
  */
 #include "pmi.h"
 #include "pmi_pmix.h"
+#include "pmi_shm.h"
 #include "pmi_wire.h"
 #include "util/tunables.h"
 
@@ -36,6 +37,7 @@ static struct {
     int             fd;
     int             wire; /* 1 or 2 */
     int             pmix; /* the PMIx backend (pmi_pmix.c) answers everything */
+    unsigned        nfences; /* completed, to name the proxy's snapshot (pmi_shm.h) */
     int             rank;
     int             size;
     int             appnum;
@@ -629,7 +631,11 @@ int weft_pmi_fence(void)
         return weft_pmix_fence();
     }
     weft_pmi_msg_init(&q, pmi.wire == 2 ? WEFT_PMI_MSG_KVS_FENCE : WEFT_PMI_MSG_BARRIER);
-    return pmi_call(&q, &r, 1);
+    if (pmi_call(&q, &r, 1) != 0) {
+        return -1;
+    }
+    weft_pmi_shm_attach(++pmi.nfences);
+    return 0;
 }
 
 int weft_pmi_get(int src_rank, const char *key, char *value, size_t len)
@@ -661,6 +667,14 @@ int weft_pmi_get(int src_rank, const char *key, char *value, size_t len)
                       src_rank);
             return -1;
         }
+        return 0;
+    }
+    if ((v = weft_pmi_shm_lookup(wkey)) != NULL) {
+        if (strlen(v) >= len) {
+            pmi_error("value of key '%s' does not fit the caller's %zu bytes", key, len);
+            return -1;
+        }
+        memcpy(value, v, strlen(v) + 1);
         return 0;
     }
     if (pmi.wire == 2) {
@@ -744,6 +758,8 @@ int weft_pmi_finalize(void)
         close(pmi.fd);
         pmi.fd = -1;
     }
+    weft_pmi_shm_detach();
+    pmi.nfences = 0;
     for (int i = 0; i < pmi.nlocal; i++) {
         free(pmi.local[i].key);
         free(pmi.local[i].val);
