@@ -48,7 +48,7 @@ stage "C unit tests (ctest)"
 record ctest $?
 
 stage "pytest: launcher, tools, MPI programs, benchmarks, conformance"
-for suite in tests/launcher tests/tools tests/mpi tests/bench tests/conformance; do
+for suite in tests/launcher tests/tools tests/mpi tests/netmod tests/bench tests/conformance; do
     [ -d "$suite" ] || continue
     ls "$suite"/test_*.py >/dev/null 2>&1 || continue
     WEFT_PREFIX="$ROOT/install" WEFT_BUILD="$ROOT/build" \

@@ -18,6 +18,7 @@
 #include "api_impl.h"
 #include "core/datatype.h"
 #include "core/errors.h"
+#include "core/mpit/pvar.h"
 #include "core/op.h"
 #include "core/request.h"
 #include "rma_internal.h"
@@ -289,7 +290,10 @@ static int do_put(const void *obuf, MPI_Count ocount, weft_datatype_t *odt, int 
     if ((rc = check_sizes(ocount * odt->size, tcount * tdt->size, "put")) != MPI_SUCCESS) {
         return rc;
     }
+    WEFT_PVAR_INC(RMA_PUT_OPS);
+    WEFT_PVAR_ADD(RMA_PUT_BYTES, ocount * odt->size);
     if (win->am) {
+        WEFT_PVAR_INC(RMA_AM_OPS);
         return ocount * odt->size == 0 ? MPI_SUCCESS
                                        : rma_am_put(win, rank, d.off, obuf, ocount, odt, tcount, tdt);
     }
@@ -308,7 +312,10 @@ static int do_get(void *obuf, MPI_Count ocount, weft_datatype_t *odt, int rank, 
     if ((rc = check_sizes(ocount * odt->size, tcount * tdt->size, "get")) != MPI_SUCCESS) {
         return rc;
     }
+    WEFT_PVAR_INC(RMA_GET_OPS);
+    WEFT_PVAR_ADD(RMA_GET_BYTES, ocount * odt->size);
     if (win->am) {
+        WEFT_PVAR_INC(RMA_AM_OPS);
         return ocount * odt->size == 0 ? MPI_SUCCESS
                                        : rma_am_get(win, rank, d.off, obuf, ocount, odt, tcount, tdt);
     }
@@ -465,6 +472,10 @@ static int do_accumulate(const void *obuf, MPI_Count ocount, weft_datatype_t *od
     if ((!noop && in == NULL) || (rbuf != NULL && old == NULL)) {
         rc = weft_error(MPI_ERR_NO_MEM, "no memory to stage %lld bytes", (long long)nbytes);
     } else {
+        WEFT_PVAR_INC(RMA_ACC_OPS);
+        if (win->am) {
+            WEFT_PVAR_INC(RMA_AM_OPS);
+        }
         rc = win->am ? rma_am_acc(win, rank, d.off, in, old, tcount, tdt, op, bdt)
                      : acc_apply(&d, in, old, nbytes, op, bdt);
     }
@@ -574,7 +585,9 @@ int weft_compare_and_swap_impl(const void *origin_addr, const void *compare_addr
     if (rc != MPI_SUCCESS) {
         return rc < 0 ? MPI_SUCCESS : rc;
     }
+    WEFT_PVAR_INC(RMA_CAS_OPS);
     if (win->am) {
+        WEFT_PVAR_INC(RMA_AM_OPS);
         return rma_am_cas(win, target_rank, d.off, origin_addr, compare_addr, result_addr,
                           datatype);
     }

@@ -16,6 +16,7 @@
 #include "core/group.h"
 #include "core/progress.h"
 #include "rma_internal.h"
+#include "util/fence.h"
 
 /* Wait until cond holds, progressing other traffic; the wait policy
  * decides when to yield (ranks are oversubscribed). */
@@ -34,15 +35,6 @@ static inline uint32_t load_acq(const uint32_t *p)
     return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 /* Short critical sections (accumulate, attach table): spin, then yield so a
  * descheduled holder on a shared core gets to run. */
 void rma_spin_lock(uint32_t *word)
@@ -54,7 +46,7 @@ void rma_spin_lock(uint32_t *word)
             if (++spins > 64) {
                 sched_yield();
             } else {
-                cpu_relax();
+                weft_cpu_relax();
             }
         }
     }
@@ -120,7 +112,7 @@ int weft_win_fence_impl(int assert, weft_win_t *win)
         return weft_error(MPI_ERR_RMA_SYNC, "fence inside a %s epoch",
                           passive_active(win) ? "passive-target" : "PSCW");
     }
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    weft_full_fence();
     /* Even with MPI_MODE_NOPRECEDE the barrier orders the target's own
      * stores before the next epoch's accesses. */
     if (win->am) {
@@ -151,7 +143,7 @@ int weft_win_post_impl(weft_group_t *group, int assert, weft_win_t *win)
     if ((rc = rma_ranks_of_group(win, group, &ranks)) != MPI_SUCCESS) {
         return rc;
     }
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    weft_full_fence();
     if (win->am && (rc = rma_am_post(win, ranks, group->size)) != MPI_SUCCESS) {
         free(ranks);
         return rc;
@@ -204,7 +196,7 @@ int weft_win_complete_impl(weft_win_t *win)
     if (win->start_ranks == NULL) {
         return weft_error(MPI_ERR_RMA_SYNC, "MPI_Win_complete without MPI_Win_start");
     }
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    weft_full_fence();
     if (win->am) {
         int rc = rma_am_complete(win, win->start_ranks, win->nstart);
         if (rc != MPI_SUCCESS) {
@@ -348,7 +340,7 @@ int weft_win_unlock_impl(int rank, weft_win_t *win)
     if (win->lock_held[rank] == RMA_LOCK_NONE) {
         return weft_error(MPI_ERR_RMA_SYNC, "rank %d is not locked by this process", rank);
     }
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    weft_full_fence();
     if (!win->lock_nocheck[rank] && win->am) {
         rc = rma_am_unlock(win, rank, win->lock_held[rank] == RMA_LOCK_HELD_EXCLUSIVE);
         if (rc != MPI_SUCCESS) {
@@ -399,7 +391,7 @@ int weft_win_unlock_all_impl(weft_win_t *win)
     if (!win->lock_all) {
         return weft_error(MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all");
     }
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    weft_full_fence();
     if (!win->lock_all_nocheck) {
         for (int r = 0; r < win->size; r++) {
             if (win->am) {
@@ -432,7 +424,7 @@ static int flush_check(weft_win_t *win, int rank)
         return weft_error(MPI_ERR_RMA_SYNC, "flush of rank %d outside a passive-target epoch "
                           "to it", rank);
     }
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    weft_full_fence();
     return MPI_SUCCESS;
 }
 
@@ -441,7 +433,7 @@ static int flush_all_check(weft_win_t *win)
     if (!passive_active(win)) {
         return weft_error(MPI_ERR_RMA_SYNC, "flush outside a passive-target epoch");
     }
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    weft_full_fence();
     return MPI_SUCCESS;
 }
 
@@ -468,6 +460,6 @@ int weft_win_flush_local_all_impl(weft_win_t *win)
 int weft_win_sync_impl(weft_win_t *win)
 {
     (void)win;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    weft_full_fence();
     return MPI_SUCCESS;
 }

@@ -113,7 +113,9 @@ static void read_every_cvar(void)
  * read once at start-up: MPI_T_ERR_CVAR_SET_NOT_NOW). */
 static void write_every_cvar(int initialized)
 {
-    static const char *const anytime[] = {"WEFT_ARG_CHECK", "WEFT_REPORT", "WEFT_REPORT_FILE"};
+    static const char *const anytime[] = {"WEFT_ARG_CHECK", "WEFT_REPORT", "WEFT_REPORT_FILE",
+                                          "WEFT_IO_CB_BUFFER_SIZE", "WEFT_IO_CB_NODES",
+                                          "WEFT_IO_DS_BUFFER_SIZE"};
     int                      num = 0;
 
     T_OK(MPI_T_cvar_get_num(&num));

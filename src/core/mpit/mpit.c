@@ -415,8 +415,11 @@ static const struct {
     {"CORE", "Core runtime: argument checks, waiting, the job report"},
     {"PT2PT", "Point-to-point messaging: protocols and matching queues"},
     {"SHM", "Shared-memory transport within a node"},
+    {"NETMOD", "Network module (libfabric) and inter-node protocols"},
     {"COLL", "Collective operations: algorithm selection and use"},
     {"PMI", "Process-manager interface client"},
+    {"RMA", "One-sided communication: windows and RMA operations"},
+    {"IO", "MPI-IO: collective buffering and data sieving"},
 };
 #define NCATEGORY_MAX 32
 

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "util/cache.h"
+#include "util/fence.h"
 #include "util/log.h"
 
 #define SHM_TYPE_SKIP 0xffu
@@ -139,21 +140,12 @@ static struct {
     shm_in_t             *in;
     int                   cma;
     int                   wake_on_send;
-    weft_shm_handler_fn_t handler;
+    const weft_am_handler_fn_t *handlers;
+    const int                  *world_of_local; /* pmi->local_ranks */
     int                   poll_start;
 } shm;
 
 static volatile uint64_t cma_probe_word;
-
-/* Full barrier between our store (message or sleeping flag) and our load of
- * the other side's word (Dekker style). ThreadSanitizer does not model
- * standalone fences, so there a locked read-modify-write plays the part. */
-#if defined(__SANITIZE_THREAD__)
-static uint32_t fence_word;
-#define SHM_FULL_FENCE() __atomic_fetch_add(&fence_word, 0, __ATOMIC_SEQ_CST)
-#else
-#define SHM_FULL_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
-#endif
 
 static size_t align_up(size_t v, size_t a)
 {
@@ -169,7 +161,7 @@ static void wake_peer(int peer)
 {
     shm_rank_ctl_t *c = &shm.ctl[peer];
 
-    SHM_FULL_FENCE();
+    weft_full_fence();
     if (__atomic_load_n(&c->sleeping, __ATOMIC_RELAXED)) {
         __atomic_fetch_add(&c->futex, 1, __ATOMIC_SEQ_CST);
         futex_op(&c->futex, FUTEX_WAKE, 1, NULL);
@@ -190,7 +182,7 @@ static int cma_probe(void)
 }
 
 int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_config_t *config,
-                  weft_shm_handler_fn_t handler)
+                  const weft_am_handler_fn_t *handlers)
 {
     char   name[512];
     size_t ring_stride, pipe_stride, off_rings, off_pipes, off_coop, coop_stride;
@@ -198,7 +190,8 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
 
     shm.me          = pmi->local_rank;
     shm.n           = pmi->local_size;
-    shm.handler     = handler;
+    shm.handlers    = handlers;
+    shm.world_of_local = pmi->local_ranks;
     shm.ring_cells  = align_up(config->ring_bytes, WEFT_SHM_CELL) / WEFT_SHM_CELL;
     if (shm.ring_cells < 64) {
         shm.ring_cells = 64;
@@ -406,7 +399,7 @@ void weft_shm_commit(int peer, uint8_t type, int32_t tag, uint32_t context, int3
          * not yet seeing the message, would not look at this ring again
          * (issue 19 bug 3: non-blocking collectives hung at 9+ ranks). The
          * receiver pairs it with a fence after clearing (poll_bells). */
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        weft_full_fence();
         if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit)) {
             __atomic_fetch_or(w, bit, __ATOMIC_RELEASE);
         }
@@ -447,7 +440,7 @@ static int poll_peer(int peer)
     } else {
         weft_shm_msg_t msg = {(uint8_t)type, h->tag, h->context, h->src, len,
                               (const char *)h + WEFT_SHM_HDR_SIZE};
-        shm.handler(peer, &msg);
+        shm.handlers[type](shm.world_of_local[peer], &msg);
         in->rpos += (WEFT_SHM_HDR_SIZE + len + WEFT_SHM_CELL - 1) / WEFT_SHM_CELL;
     }
     __atomic_store_n(&in->ctl->consumed, in->rpos, __ATOMIC_RELEASE);
@@ -465,7 +458,7 @@ static int poll_bells(void)
         if (__atomic_load_n(&shm.bells[shm.me].word[w], __ATOMIC_RELAXED)) {
             bits |= __atomic_exchange_n(&shm.bells[shm.me].word[w], 0, __ATOMIC_SEQ_CST);
             /* clear the bits before reading the rings (see weft_shm_commit) */
-            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            weft_full_fence();
         }
         shm.ready[w] = 0;
         while (bits) {
@@ -525,7 +518,7 @@ void weft_shm_sleep(long timeout_us)
     struct timespec ts = {timeout_us / 1000000, (timeout_us % 1000000) * 1000};
 
     __atomic_store_n(&c->sleeping, 1, __ATOMIC_SEQ_CST);
-    SHM_FULL_FENCE();
+    weft_full_fence();
     for (int p = 0; p < shm.n; p++) {
         if (ring_has_message(p)) {
             __atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);

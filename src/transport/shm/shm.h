@@ -5,8 +5,8 @@
  * Core calls these directly (shm is the hot path, never behind a table).
  *
  * Peers are local indices 0..local_size-1 (weft_pmi_info_t.local_ranks).
- * Messages are active messages: a small header (type, tag, context, source,
- * length) plus payload, carried through a per-ordered-pair single-producer /
+ * Messages are active messages (transport.h): a small header (type, tag,
+ * context, source, length) plus payload, carried through a per-ordered-pair single-producer /
  * single-consumer ring of 64-byte cells. The header and the first
  * WEFT_SHM_INLINE bytes of payload share one cache line.
  */
@@ -19,24 +19,16 @@
 #include <sys/uio.h>
 
 #include "pmi/pmi.h"
+#include "transport/transport.h"
 
 #define WEFT_SHM_CELL     64
 #define WEFT_SHM_HDR_SIZE 20
 #define WEFT_SHM_INLINE   (WEFT_SHM_CELL - WEFT_SHM_HDR_SIZE)
 
-/* What a receiver sees of a message. payload is valid only during the
- * handler call. */
-typedef struct {
-    uint8_t     type;    /* chosen by the caller (core's protocol ids) */
-    int32_t     tag;
-    uint32_t    context;
-    int32_t     src;     /* sender's rank in the communicator (opaque here) */
-    uint32_t    len;     /* payload bytes */
-    const void *payload;
-} weft_shm_msg_t;
-
-/* Called for every arriving message, in ring order per sender. */
-typedef void (*weft_shm_handler_fn_t)(int peer, const weft_shm_msg_t *msg);
+/* Arrivals are active messages (transport.h): each is dispatched through the
+ * handler table by its type, with the sender's job rank, in ring order per
+ * sender. */
+typedef weft_am_t weft_shm_msg_t;
 
 typedef struct {
     size_t ring_bytes;      /* per ordered pair */
@@ -49,7 +41,7 @@ typedef struct {
 /* Create/map the node segment (collective over the job through PMI fences),
  * probe CMA, unlink the segment. Returns 0 or -1 (message printed). */
 int  weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid,
-                   const weft_shm_config_t *config, weft_shm_handler_fn_t handler);
+                   const weft_shm_config_t *config, const weft_am_handler_fn_t *handlers);
 void weft_shm_fini(void);
 
 /* CMA usable between every pair of local ranks (probed at init). */

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Inter-node rendezvous through the netmod.
+ *
+ * RGET (provider with FI_RMA, WEFT_RNDV_PROTOCOL auto or rget; contiguous
+ * send buffer): the sender registers its buffer and names it in the RTS
+ * (addr, key; iov_count = RTS_RGET); the matched receiver, if its buffer is
+ * contiguous, reads straight into it (chunks of the provider's largest
+ * read) and answers FIN. Otherwise the receiver answers CTS and the sender
+ * drops the registration and streams R3.
+ *
+ * R3 (pipelined sends): RTS ->
+ * (match) -> CTS naming the receive -> the sender streams DATA messages of
+ * WEFT_R3_CHUNK_SIZE bytes, each carrying the receive and its offset, packed
+ * straight into the netmod's send buffers. The send completes once the last
+ * chunk is handed to the netmod (its copy); the receive once every byte has
+ * arrived. Chunks of one message may be in flight together, so neither side
+ * waits a round trip per chunk.
+ */
+#include "core/pt2pt/proto_internal.h"
+
+#include <string.h>
+
+#include <stdlib.h>
+
+#include "core/datatype.h"
+#include "core/mpit/event.h"
+#include "core/mpit/pvar.h"
+#include "core/runtime.h"
+#include "util/tunables.h"
+
+/* rts.iov_count of a remote RTS whose data can be read (RGET). */
+#define RTS_RGET UINT64_MAX
+
+/* A receive being read from the sender's memory. */
+typedef struct rget {
+    struct rget    *next;
+    weft_request_t *rreq;
+    uint64_t        sreq, raddr, key;
+    void           *mr;
+    char           *local;
+    size_t          n, issued, done;
+    int             peer;
+} rget_t;
+
+static rget_t *rget_wait_head, *rget_wait_tail; /* reads the netmod had no room for */
+
+void p2p_net_rts_prepare(weft_request_t *req, rts_t *rts)
+{
+    uint64_t key, addr;
+    void    *mr;
+
+    if (!p2p.rget || !req->datatype->is_contig || req->bytes == 0 || req->proto[3] != 0) {
+        return;
+    }
+    if (weft_dev.netmod->mem_register((char *)req->buf + req->datatype->true_lb,
+                                      (size_t)req->bytes, 1, &key, &addr, &mr) != WEFT_OK) {
+        return; /* R3 instead */
+    }
+    rts->addr      = addr;
+    rts->coop      = key;
+    rts->iov_count = RTS_RGET;
+    req->proto[3]  = (uint64_t)(uintptr_t)mr;
+}
+
+/* Drop a send's registration (RTS not sent, CTS instead of a read, FIN). */
+void p2p_net_send_release(weft_request_t *req)
+{
+    if (req->proto[3] != 0) {
+        weft_dev.netmod->mem_deregister((void *)(uintptr_t)req->proto[3]);
+        req->proto[3] = 0;
+    }
+}
+
+/* Issue g's remaining reads; 0 all issued, -1 the netmod has no room. */
+static int rget_issue(rget_t *g)
+{
+    size_t max = weft_dev.netmod->max_rma();
+
+    while (g->issued < g->n) {
+        size_t        len = g->n - g->issued < max ? g->n - g->issued : max;
+        weft_status_t st  = weft_dev.netmod->rma_read(g->peer, g->local + g->issued, len, g->mr,
+                                                     g->raddr + g->issued, g->key, g);
+        if (st == WEFT_AGAIN) {
+            return -1;
+        }
+        g->issued += len;
+        WEFT_PVAR_ADD(NETMOD_RGET_BYTES, len);
+    }
+    return 0;
+}
+
+static void rget_wait(rget_t *g)
+{
+    g->next = NULL;
+    if (rget_wait_tail) {
+        rget_wait_tail->next = g;
+    } else {
+        rget_wait_head = g;
+    }
+    rget_wait_tail = g;
+    p2p.pending++;
+}
+
+void p2p_net_rma_done(void *cookie, size_t len, int err)
+{
+    rget_t *g = cookie;
+
+    (void)err; /* errors end the job inside the netmod */
+    g->done += len;
+    if (g->done < g->n) {
+        return;
+    }
+    weft_dev.netmod->mem_deregister(g->mr);
+    p2p_ctrl_send(g->peer, WEFT_AM_PT2PT_FIN, g->sreq, 0);
+    weft_request_complete(g->rreq);
+    free(g);
+}
+
+int p2p_net_rget_progress(void)
+{
+    int events = 0;
+
+    while (rget_wait_head && rget_issue(rget_wait_head) == 0) {
+        rget_wait_head = rget_wait_head->next;
+        if (rget_wait_head == NULL) {
+            rget_wait_tail = NULL;
+        }
+        p2p.pending--;
+        events++;
+    }
+    return events;
+}
+
+/* Read a matched RGET rendezvous into req; 0 started, -1 not possible. */
+static int rget_start(int peer, weft_request_t *req, const rts_t *rts)
+{
+    MPI_Count cap = req->count * req->datatype->size;
+    size_t    n   = (size_t)((MPI_Count)rts->bytes < cap ? (MPI_Count)rts->bytes : cap);
+    uint64_t  key, addr;
+    rget_t   *g;
+
+    if (!req->datatype->is_contig || n == 0 || (g = calloc(1, sizeof(*g))) == NULL) {
+        return -1;
+    }
+    g->local = (char *)req->buf + req->datatype->true_lb;
+    if (weft_dev.netmod->mem_register(g->local, n, 0, &key, &addr, &g->mr) != WEFT_OK) {
+        free(g);
+        return -1;
+    }
+    g->rreq  = req;
+    g->sreq  = rts->sreq;
+    g->raddr = rts->addr;
+    g->key   = rts->coop;
+    g->n     = n;
+    g->peer  = peer;
+    if (rget_issue(g) != 0) {
+        rget_wait(g);
+    }
+    return 0;
+}
+
+void p2p_net_rndv_recv(int peer, weft_request_t *req, const rts_t *rts)
+{
+    if (rts->iov_count == RTS_RGET && rget_start(peer, req, rts) == 0) {
+        return;
+    }
+    req->proto[0] = rts->sreq;
+    req->proto[1] = rts->bytes;
+    req->proto[2] = 0; /* bytes arrived */
+    p2p_ctrl_send(peer, WEFT_AM_PT2PT_CTS, rts->sreq, (uint64_t)(uintptr_t)req);
+    if (rts->bytes == 0) {
+        weft_request_complete(req);
+    }
+}
+
+void p2p_net_cts(int peer, weft_request_t *sreq, uint64_t rreq)
+{
+    peer_state_t *ps = &p2p.peers[peer];
+
+    p2p_net_send_release(sreq); /* the receiver did not read it */
+    sreq->proto[1] = rreq;
+    sreq->proto[2] = 0; /* bytes handed to the netmod */
+    sreq->next     = NULL;
+    if (ps->r3_tail) {
+        ps->r3_tail->next = sreq;
+    } else {
+        ps->r3_head = sreq;
+    }
+    ps->r3_tail = sreq;
+    p2p.pending++;
+}
+
+void p2p_net_data(int peer, const weft_am_t *m)
+{
+    r3_hdr_t        h;
+    weft_request_t *req;
+    MPI_Count       cap, n, len = (MPI_Count)m->len - (MPI_Count)sizeof(h);
+
+    (void)peer;
+    memcpy(&h, m->payload, sizeof(h));
+    req = (weft_request_t *)(uintptr_t)h.rreq;
+    cap = req->count * req->datatype->size;
+    if ((MPI_Count)h.offset < cap) {
+        n = len < cap - (MPI_Count)h.offset ? len : cap - (MPI_Count)h.offset;
+        const char *data = (const char *)m->payload + sizeof(h);
+        if (req->datatype->is_contig) {
+            memcpy((char *)req->buf + req->datatype->true_lb + h.offset, data, (size_t)n);
+        } else {
+            weft_dt_unpack(req->datatype, req->count, req->buf, (MPI_Count)h.offset, data, n);
+        }
+    }
+    req->proto[2] += (uint64_t)len;
+    if (req->proto[2] >= req->proto[1]) {
+        weft_request_complete(req);
+    }
+}
+
+int p2p_net_progress(int peer, peer_state_t *ps)
+{
+    int events = 0;
+
+    while (ps->r3_head) {
+        weft_request_t *req = ps->r3_head;
+        MPI_Count       off = (MPI_Count)req->proto[2];
+        MPI_Count       n   = req->bytes - off;
+        char           *p;
+
+        if (n > (MPI_Count)p2p.r3_chunk) {
+            n = (MPI_Count)p2p.r3_chunk;
+        }
+        p = weft_dev_net_reserve(peer, sizeof(r3_hdr_t) + (size_t)n);
+        if (p == NULL) {
+            break;
+        }
+        r3_hdr_t h = {req->proto[1], (uint64_t)off};
+        memcpy(p, &h, sizeof(h));
+        if (req->datatype->is_contig) {
+            memcpy(p + sizeof(h), (const char *)req->buf + req->datatype->true_lb + off, (size_t)n);
+        } else {
+            weft_dt_pack(req->datatype, req->count, req->buf, off, p + sizeof(h), n);
+        }
+        weft_dev_net_commit(peer, WEFT_AM_PT2PT_DATA, 0, 0, 0, sizeof(h) + (size_t)n);
+        req->proto[2] += (uint64_t)n;
+        events++;
+        if ((MPI_Count)req->proto[2] >= req->bytes) {
+            ps->r3_head = req->next;
+            if (ps->r3_head == NULL) {
+                ps->r3_tail = NULL;
+            }
+            req->next = NULL;
+            p2p.pending--;
+            p2p.sends_out--;
+            WEFT_EVENT_RAISE(RNDV_FINISH, req->peer, req->tag, req->bytes, 0);
+            weft_request_complete(req);
+        }
+    }
+    return events;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * State shared by the point-to-point pieces in this folder:
+ *   match.c     posted/unexpected queues (pooled unexpected entries)
+ *   protocol.c  eager and rendezvous over active messages, sending, progress
+ *   shm_rndv.c  intra-node rendezvous: CMA pull, cooperative copy, 2-copy pipe
+ *   net_rndv.c  inter-node rendezvous through the netmod (R3)
+ * Peers are job ranks; the peer table (core/dev/peer.h) says how each is
+ * reached.
+ */
+#ifndef WEFT_CORE_PT2PT_PROTO_INTERNAL_H
+#define WEFT_CORE_PT2PT_PROTO_INTERNAL_H
+
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "core/dev/peer.h"
+#include "core/pt2pt_internal.h"
+
+/* RTS payload. */
+typedef struct {
+    uint64_t sreq;      /* echoed in CTS/FIN */
+    uint64_t bytes;
+    uint64_t addr;      /* data (iov_count == 0) or the sender's iovec array (local only) */
+    uint64_t iov_count;
+    uint64_t coop;      /* cooperative-copy handle, 0 if none */
+} rts_t;
+
+/* CTS payload. */
+typedef struct {
+    uint64_t sreq;
+    uint64_t rreq;
+} cts_t;
+
+/* R3 chunk header (followed by the data). */
+typedef struct {
+    uint64_t rreq;
+    uint64_t offset;
+} r3_hdr_t;
+
+/* Contiguous messages at least this large are copied by both sides at once
+ * (weft_shm_coop_*): the receiver pulls chunks while the sender pushes. */
+#define COOP_MIN_BYTES (256u << 10)
+#define COOP_SLOTS     8
+
+/* A control message that did not fit into its ring yet. */
+typedef struct pending_ctrl {
+    struct pending_ctrl *next;
+    uint8_t              type;
+    uint64_t             body[2];
+} pending_ctrl_t;
+
+typedef struct {
+    weft_request_t *sendq_head, *sendq_tail; /* sends waiting for ring room */
+    pending_ctrl_t *ctrl_head, *ctrl_tail;
+    weft_request_t *pipe_send;               /* streaming through our slots */
+    weft_request_t *pipe_recv;               /* draining its slots */
+    weft_request_t *pipe_wait_head, *pipe_wait_tail; /* matched, waiting to CTS */
+    weft_request_t *coop_send[COOP_SLOTS];   /* our sends the peer is copying */
+    weft_request_t *coop_recv[COOP_SLOTS];   /* our receives from the peer */
+    weft_request_t *r3_head, *r3_tail;       /* remote: sends streaming after CTS */
+} peer_state_t;
+
+typedef struct {
+    int            me_world;
+    peer_state_t  *peers;     /* one per job rank */
+    int            npeers;    /* job size */
+    size_t         eager_limit;     /* shm */
+    size_t         net_eager_limit; /* netmod */
+    size_t         r3_chunk;
+    int            rget;            /* netmod rendezvous by RMA read */
+    size_t         cma_threshold;
+    int            cma;
+    weft_request_t posted;   /* sentinel of the posted-receive list */
+    weft_unexp_t   unexp;    /* sentinel of the unexpected list */
+    int            pending;  /* peers with queued work (fast skip) */
+    int            sends_out; /* rendezvous sends not yet completed */
+} p2p_t;
+
+extern p2p_t p2p;
+
+/* match.c */
+weft_request_t *p2p_match_posted(uint32_t ctx, int src, int tag);
+void            p2p_post_recv(weft_request_t *req);
+weft_unexp_t   *p2p_unexp_new(uint8_t type, uint32_t ctx, int src, int tag, int peer,
+                              MPI_Count bytes);
+void            p2p_unexp_free(weft_unexp_t *u);
+void            p2p_match_fini(void);
+/* Is this process itself waiting for a message of at least bytes? */
+int             p2p_large_recv_posted(size_t bytes);
+
+/* protocol.c */
+void p2p_ctrl_send(int peer, uint8_t type, uint64_t a, uint64_t b);
+void p2p_recv_set_status(weft_request_t *req, int src, int tag, MPI_Count bytes);
+
+/* shm_rndv.c (peer is local) */
+int  p2p_build_iov(const weft_datatype_t *dt, MPI_Count count, const void *buf,
+                   MPI_Count max_bytes, struct iovec **iov_p, int max_iov);
+void p2p_shm_rndv_recv(int peer, weft_request_t *req, const rts_t *rts);
+/* Fill the location fields of rts for a local rendezvous send; 0 or -1
+ * (request failed: out of memory). */
+int  p2p_shm_rts_prepare(int peer, weft_request_t *req, rts_t *rts);
+void p2p_shm_cts(int peer, weft_request_t *sreq);
+void p2p_shm_fin(int peer, weft_request_t *sreq);
+int  p2p_shm_progress(int peer, peer_state_t *ps);
+
+/* net_rndv.c (peer is remote) */
+void p2p_net_rndv_recv(int peer, weft_request_t *req, const rts_t *rts);
+void p2p_net_cts(int peer, weft_request_t *sreq, uint64_t rreq);
+void p2p_net_data(int peer, const weft_am_t *m);
+int  p2p_net_progress(int peer, peer_state_t *ps);
+void p2p_net_rts_prepare(weft_request_t *req, rts_t *rts);
+void p2p_net_send_release(weft_request_t *req);
+void p2p_net_rma_done(void *cookie, size_t len, int err);
+int  p2p_net_rget_progress(void);
+
+#endif
