@@ -16,6 +16,7 @@
 #include "core/pt2pt_internal.h"
 #include "core/runtime.h"
 #include "transport/shm/shm.h"
+#include "util/fence.h"
 #include "util/tunables.h"
 #include "core/mpit/pvar.h"
 
@@ -79,15 +80,6 @@ int weft_progress_poll(void)
     return events + weft_progress_hooks_run();
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 void weft_wait_step(weft_wait_t *w)
 {
     unsigned n = w->polls++;
@@ -100,7 +92,7 @@ void weft_wait_step(weft_wait_t *w)
 
     switch (progress.policy) {
     case POLICY_SPIN:
-        cpu_relax();
+        weft_cpu_relax();
         if (weft_runtime.thread_multiple && (n & 63) == 63) {
             weft_cs_yield(); /* let other threads into the library now and then */
         }
@@ -110,7 +102,7 @@ void weft_wait_step(weft_wait_t *w)
         break;
     case POLICY_BLOCKING:
         if (n < progress.spin_limit) {
-            cpu_relax();
+            weft_cpu_relax();
         } else if (n < progress.spin_limit + 64) {
             weft_cs_yield();
         } else {

@@ -35,15 +35,6 @@ static inline uint32_t load_acq(const uint32_t *p)
     return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 /* Short critical sections (accumulate, attach table): spin, then yield so a
  * descheduled holder on a shared core gets to run. */
 void rma_spin_lock(uint32_t *word)
@@ -55,7 +46,7 @@ void rma_spin_lock(uint32_t *word)
             if (++spins > 64) {
                 sched_yield();
             } else {
-                cpu_relax();
+                weft_cpu_relax();
             }
         }
     }

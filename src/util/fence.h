@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * A full (sequentially consistent) memory fence between processes sharing
- * memory: the store-then-load orderings of the shm doorbells and the RMA
- * synchronisation words need one.
+ * Memory-ordering and spin-wait primitives for processes sharing memory.
+ *
+ * weft_full_fence: a full (sequentially consistent) fence; the store-then-load
+ * orderings of the shm doorbells and the RMA synchronisation words need one.
  *
  * ThreadSanitizer rejects atomic_thread_fence (gcc: -Werror=tsan), so its
  * builds use a sequentially consistent read-modify-write on a private word
@@ -24,5 +25,15 @@ static inline void weft_full_fence(void)
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 #endif
+
+/* Spin-wait hint: lets the sibling hyperthread run and saves power. */
+static inline void weft_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
 
 #endif
