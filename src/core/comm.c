@@ -350,38 +350,13 @@ int weft_comm_dup_with_info_impl(weft_comm_t *comm, weft_info_t *info, MPI_Comm 
     return comm_dup(comm, info, 1, newcomm);
 }
 
-/* The non-blocking duplicates return at once and agree on the context id
- * through the progress engine (comm_idup.c); on an intercommunicator the
- * two-group agreement is still blocking (completed request). */
-static int completed_request(MPI_Request *request)
-{
-    weft_request_t *req = weft_request_alloc(WEFT_REQ_NOOP);
-
-    if (req == NULL) {
-        return no_mem("a request");
-    }
-    req->status.MPI_SOURCE = MPI_ANY_SOURCE;
-    req->status.MPI_TAG    = MPI_ANY_TAG;
-    req->status.MPI_ERROR  = MPI_SUCCESS;
-    weft_request_complete(req);
-    *request = (MPI_Request)weft_object_handle(req);
-    return MPI_SUCCESS;
-}
-
+/* The non-blocking duplicates return at once and agree on the context ids
+ * through the progress engine (comm_idup.c), on intra- and
+ * intercommunicators alike. */
 static int comm_idup(weft_comm_t *comm, weft_info_t *info, int use_info, MPI_Comm *newcomm,
                      MPI_Request *request)
 {
-    MPI_Comm nc;
-    int      rc;
-
-    if (!comm->is_inter) {
-        return weft_comm_idup_start(comm, info, use_info, newcomm, request);
-    }
-    rc = comm_dup(comm, info, use_info, &nc);
-    if (rc == MPI_SUCCESS && (rc = completed_request(request)) == MPI_SUCCESS) {
-        *newcomm = nc;
-    }
-    return rc;
+    return weft_comm_idup_start(comm, info, use_info, newcomm, request);
 }
 
 int weft_comm_idup_impl(weft_comm_t *comm, MPI_Comm *newcomm, MPI_Request *request)

@@ -1,25 +1,29 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * MPI_Comm_idup / MPI_Comm_idup_with_info on intracommunicators: the call
- * returns at once and the context-id agreement runs as a small state
- * machine driven by the progress engine (a registered hook, and the
- * request's own progress callback under Wait/Test), so the members may
- * call it in any order relative to their other non-blocking operations.
+ * MPI_Comm_idup / MPI_Comm_idup_with_info: the call returns at once and the
+ * context-id agreement runs as a small state machine driven by the progress
+ * engine (a registered hook, and the request's own progress callback under
+ * Wait/Test), so the members may call it in any order relative to their
+ * other non-blocking operations.
  *
  * Agreement: at the call, each member holds back the free context slots of
  * one word of its slot mask (64 slots, taken out of the local free mask, so
- * no communicator created meanwhile can take them) and sends them to member
- * 0, which ANDs them and sends the result back; everyone takes the lowest
- * common slot and gives the rest back. The word is a hash of the parent's
- * context and the idup's sequence number, so idups pending at the same time
- * on different communicators (started in different orders by different
- * processes) hold different words; if a word has nothing in common, the
- * next round tries the next word (at most every word once). Messages use
- * internal tags (WEFT_XTAG_IDUP | sequence of the idup on this
+ * no communicator created meanwhile can take them) and sends them to the
+ * leader (rank 0 of its group), which ANDs them. On an intercommunicator
+ * the two leaders then swap their group's AND over the intercommunicator
+ * and AND again. The leader sends the result back to its group; everyone
+ * takes the lowest common slot (two on an intercommunicator: its context
+ * and its local group's) and gives the rest back. The word is a hash of the
+ * parent's context and the idup's sequence number, so idups pending at the
+ * same time on different communicators (started in different orders by
+ * different processes) hold different words; if a word has too few slots in
+ * common, the next round tries the next word (at most every word once).
+ * Messages use internal tags (WEFT_XTAG_IDUP | sequence of the idup on this
  * communicator, round), which every member counts in the same order, on the
- * collective context: they never match user or collective traffic. The attributes are copied and the
- * handle written into *newcomm when the agreement completes.
+ * collective context (of the local group's communicator within a group):
+ * they never match user or collective traffic. The attributes are copied
+ * and the handle written into *newcomm when the agreement completes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,14 +48,36 @@ typedef struct idup_op {
     weft_request_t  *req;     /* NULL once the user freed it */
     uint32_t         seq;     /* idup number on comm */
     int              round;   /* rounds tried (one mask word each) */
-    int              posted;  /* this round's messages are posted (2: member 0's results) */
+    int              posted;  /* 0: round not started; PHASE_* below */
     int              done;    /* failed at the call: completed already */
     int              nsub;
     weft_request_t **sub;     /* this round's outstanding transfers */
     weft_ctx_mask_t  held;    /* slots held back from other creations */
     weft_ctx_mask_t  result;  /* AND of everyone's held slots */
-    weft_ctx_mask_t *in;      /* member 0: the others' held slots */
+    weft_ctx_mask_t  remote;  /* intercomm leader: the remote group's AND */
+    weft_ctx_mask_t *in;      /* leader: the others' held slots */
 } idup_op_t;
+
+/* Phases of a round (op->posted). */
+enum {
+    PHASE_GATHER = 1, /* held slots on their way to the leader */
+    PHASE_REMOTE,     /* intercomm leaders: swapping their groups' ANDs */
+    PHASE_RESULT,     /* the leader's result on its way to the group */
+};
+
+/* The communicator of the group's internal messages: the local group's
+ * intracommunicator of an intercommunicator. */
+static weft_comm_t *group_comm(const idup_op_t *op)
+{
+    return op->comm->is_inter ? op->comm->local_comm : op->comm;
+}
+
+/* Context ids a duplicate needs: an intercommunicator's and its local
+ * group's. */
+static int ids_needed(const idup_op_t *op)
+{
+    return op->comm->is_inter ? 2 : 1;
+}
 
 static idup_op_t *pending;
 static int        hook_registered, in_progress;
@@ -85,15 +111,16 @@ static int round_word(const idup_op_t *op)
     return (int)((h % WEFT_CTX_WORDS + (uint32_t)op->round) % WEFT_CTX_WORDS);
 }
 
-/* Give back every held slot except keep (a context id, or UINT32_MAX). */
-static void release_held(idup_op_t *op, uint32_t keep)
+/* Give back every held slot except keep and keep2 (context ids, or
+ * UINT32_MAX). */
+static void release_held(idup_op_t *op, uint32_t keep, uint32_t keep2)
 {
     for (int i = 0; i < WEFT_CTX_WORDS; i++) {
         uint64_t w = op->held.w[i];
         while (w != 0) {
             int      bit = __builtin_ctzll(w);
             uint32_t id  = (uint32_t)(2 * (i * 64 + bit));
-            if (id != keep) {
+            if (id != keep && id != keep2) {
                 weft_ctx_release(id);
             }
             w &= w - 1;
@@ -109,16 +136,13 @@ static int round_tag(const idup_op_t *op)
 
 static int post_round(idup_op_t *op)
 {
-    weft_comm_t *comm = op->comm;
+    weft_comm_t *comm = group_comm(op);
     int          n = comm->size, tag = round_tag(op), rc = MPI_SUCCESS;
 
     hold_slots(&op->held, round_word(op));
     op->result = op->held;
     op->nsub   = 0;
-    if (n == 1) {
-        op->posted = 1;
-        return MPI_SUCCESS;
-    }
+    op->posted = PHASE_GATHER;
     if (comm->rank == 0) {
         for (int r = 1; r < n && rc == MPI_SUCCESS; r++) {
             rc = weft_irecv(&op->in[r], (MPI_Count)sizeof(weft_ctx_mask_t), byte_type(), r, tag,
@@ -131,11 +155,52 @@ static int post_round(idup_op_t *op)
         op->nsub += rc == MPI_SUCCESS;
         if (rc == MPI_SUCCESS) {
             rc = weft_irecv(&op->result, (MPI_Count)sizeof(weft_ctx_mask_t), byte_type(), 0,
-                            tag + 0, comm, WEFT_CTX_COLL, &op->sub[op->nsub]);
+                            tag, comm, WEFT_CTX_COLL, &op->sub[op->nsub]);
             op->nsub += rc == MPI_SUCCESS;
         }
+        op->posted = PHASE_RESULT; /* a member only waits for the leader's result */
     }
-    op->posted = 1;
+    return rc;
+}
+
+static void mask_and(weft_ctx_mask_t *into, const weft_ctx_mask_t *with)
+{
+    for (int i = 0; i < WEFT_CTX_WORDS; i++) {
+        into->w[i] &= with->w[i];
+    }
+}
+
+/* Leader: swap the group's AND with the remote leader (remote rank 0). */
+static int post_remote_swap(idup_op_t *op)
+{
+    int tag = round_tag(op), rc;
+
+    op->nsub   = 0;
+    op->posted = PHASE_REMOTE;
+    rc = weft_irecv(&op->remote, (MPI_Count)sizeof(weft_ctx_mask_t), byte_type(), 0, tag,
+                    op->comm, WEFT_CTX_COLL, &op->sub[op->nsub]);
+    op->nsub += rc == MPI_SUCCESS;
+    if (rc == MPI_SUCCESS) {
+        rc = weft_isend(&op->result, (MPI_Count)sizeof(weft_ctx_mask_t), byte_type(), 0, tag,
+                        op->comm, WEFT_CTX_COLL, WEFT_SEND_STANDARD, &op->sub[op->nsub]);
+        op->nsub += rc == MPI_SUCCESS;
+    }
+    return rc;
+}
+
+/* Leader: send the final result to the group. */
+static int post_result(idup_op_t *op)
+{
+    weft_comm_t *comm = group_comm(op);
+    int          tag = round_tag(op), rc = MPI_SUCCESS;
+
+    op->nsub   = 0;
+    op->posted = PHASE_RESULT;
+    for (int r = 1; r < comm->size && rc == MPI_SUCCESS; r++) {
+        rc = weft_isend(&op->result, (MPI_Count)sizeof(weft_ctx_mask_t), byte_type(), r, tag,
+                        comm, WEFT_CTX_COLL, WEFT_SEND_STANDARD, &op->sub[op->nsub]);
+        op->nsub += rc == MPI_SUCCESS;
+    }
     return rc;
 }
 
@@ -166,16 +231,22 @@ static int transfers_done(idup_op_t *op, int *rc)
 static void finish(idup_op_t *op, int rc)
 {
     weft_comm_t *nc = NULL;
-    uint32_t     id = UINT32_MAX;
+    uint32_t     ids[2] = {UINT32_MAX, UINT32_MAX};
 
     if (rc == MPI_SUCCESS) {
-        rc = weft_ctx_pick(&op->result, 1, &id);
+        rc = weft_ctx_pick(&op->result, ids_needed(op), ids);
     }
-    release_held(op, rc == MPI_SUCCESS ? id : UINT32_MAX);
+    if (rc != MPI_SUCCESS) {
+        ids[0] = ids[1] = UINT32_MAX;
+    }
+    release_held(op, ids[0], ids[1]);
     if (rc == MPI_SUCCESS) {
-        nc = weft_comm_derive(op->comm, op->comm->group, NULL, id, 0);
+        nc = weft_comm_derive(op->comm, op->comm->group, op->comm->remote_group, ids[0], ids[1]);
         if (nc == NULL) {
-            weft_ctx_release(id);
+            weft_ctx_release(ids[0]);
+            if (ids_needed(op) == 2) {
+                weft_ctx_release(ids[1]);
+            }
             rc = weft_error(MPI_ERR_NO_MEM, "no memory for a communicator");
         }
     }
@@ -196,8 +267,7 @@ static void finish(idup_op_t *op, int rc)
 /* Advance one operation; returns 1 when it finished (and was completed). */
 static int advance(idup_op_t *op)
 {
-    weft_comm_t *comm = op->comm;
-    int          rc   = MPI_SUCCESS;
+    int rc = MPI_SUCCESS;
 
     if (op->done) {
         return 1;
@@ -213,33 +283,34 @@ static int advance(idup_op_t *op)
         finish(op, rc);
         return 1;
     }
-    if (comm->rank == 0 && comm->size > 1 && op->posted == 1) {
-        /* every held set arrived: AND them and send the result */
-        int tag = round_tag(op);
-        for (int r = 1; r < comm->size; r++) {
-            for (int i = 0; i < WEFT_CTX_WORDS; i++) {
-                op->result.w[i] &= op->in[r].w[i];
-            }
+    if (op->posted == PHASE_GATHER) {
+        /* leader: every held set of the group arrived */
+        for (int r = 1; r < group_comm(op)->size; r++) {
+            mask_and(&op->result, &op->in[r]);
         }
-        op->nsub   = 0;
-        op->posted = 2;
-        for (int r = 1; r < comm->size && rc == MPI_SUCCESS; r++) {
-            rc = weft_isend(&op->result, (MPI_Count)sizeof(weft_ctx_mask_t), byte_type(), r, tag,
-                            comm, WEFT_CTX_COLL, WEFT_SEND_STANDARD, &op->sub[op->nsub]);
-            op->nsub += rc == MPI_SUCCESS;
-        }
+        rc = op->comm->is_inter ? post_remote_swap(op) : post_result(op);
         if (rc != MPI_SUCCESS) {
             finish(op, rc);
             return 1;
         }
-        return 0;
+        return advance(op);
     }
-    /* the round is over: a common slot, or one more round */
+    if (op->posted == PHASE_REMOTE) {
+        mask_and(&op->result, &op->remote);
+        if ((rc = post_result(op)) != MPI_SUCCESS) {
+            finish(op, rc);
+            return 1;
+        }
+        return advance(op);
+    }
+    /* the round is over: enough common slots, or one more round */
     {
-        weft_ctx_mask_t none;
-        memset(&none, 0, sizeof(none));
-        if (memcmp(&none, &op->result, sizeof(none)) == 0 && op->round + 1 < WEFT_CTX_WORDS) {
-            release_held(op, UINT32_MAX);
+        int common = 0;
+        for (int i = 0; i < WEFT_CTX_WORDS; i++) {
+            common += __builtin_popcountll(op->result.w[i]);
+        }
+        if (common < ids_needed(op) && op->round + 1 < WEFT_CTX_WORDS) {
+            release_held(op, UINT32_MAX, UINT32_MAX);
             op->round++;
             op->posted = 0;
             return advance(op);
@@ -308,7 +379,9 @@ int weft_comm_idup_start(weft_comm_t *comm, weft_info_t *info, int use_info, MPI
     weft_request_t *req;
 
     if (op != NULL) {
-        op->sub = calloc((size_t)comm->size, sizeof(*op->sub));
+        /* the leader's transfers: a receive per member, or a send per
+         * member, or the two of the swap with the remote leader */
+        op->sub = calloc((size_t)comm->size + 2, sizeof(*op->sub));
         op->in  = comm->rank == 0 ? calloc((size_t)comm->size, sizeof(*op->in)) : NULL;
     }
     req = op != NULL ? weft_request_alloc(WEFT_REQ_COLL) : NULL;

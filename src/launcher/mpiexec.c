@@ -94,6 +94,7 @@ static struct {
     const char         *iface;    /* -iface, else WEFT_IFACE */
     const char         *launcher; /* remote start template (-launcher-exec, WEFT_LAUNCHER_CMD) */
     int                 all_local; /* -launcher fork: every host is this machine */
+    int                 slurm_boot; /* proxies start as srun steps (inside an allocation) */
     weft_secret_t       secret;
     weft_listener_t     listener;
     int                 heartbeat_ms; /* silence that ends the job, 0 without remote hosts */
@@ -193,8 +194,9 @@ static void mp_usage(void)
            "  -ppn N                 processes per host, filled host by host\n"
            "  -hosts a,b[:slots]     hosts to run on\n"
            "  -f, -hostfile FILE     file of host[:slots] lines (or one line per slot)\n"
-           "  -launcher ssh|rsh|fork how to start weft-proxy on other hosts (default ssh,\n"
-           "                         or the template in WEFT_LAUNCHER_CMD, %%h = host)\n"
+           "  -launcher ssh|rsh|fork|slurm  how to start weft-proxy on other hosts (default\n"
+           "                         ssh, or the template in WEFT_LAUNCHER_CMD, %%h = host;\n"
+           "                         slurm, on every host, inside a Slurm allocation)\n"
            "  -launcher-exec PROG    the ssh-like program to use\n"
            "  -iface NAME            advertise this interface's address to remote hosts\n"
            "  -genv NAME VALUE       set NAME=VALUE for every rank\n"
@@ -368,10 +370,12 @@ static void mp_parse_args(int argc, char **argv)
             }
             if (!strcmp(v, "fork")) {
                 mp.all_local = 1;
+            } else if (!strcmp(v, "slurm")) {
+                mp.slurm_boot = 1;
             } else if (!strcmp(v, "ssh") || !strcmp(v, "rsh")) {
                 mp.launcher = v;
             } else {
-                mp_die(MP_EXIT_USAGE, "%s: launcher '%s' is not supported (ssh|rsh|fork; "
+                mp_die(MP_EXIT_USAGE, "%s: launcher '%s' is not supported (ssh|rsh|fork|slurm; "
                        "or a command template in WEFT_LAUNCHER_CMD)", a, v);
             }
             i++;
@@ -548,8 +552,9 @@ static void mp_place(void)
         for (int h = 0; h < mp.nhosts; h++) {
             /* Names that do not resolve here are remote: they go to the
              * launcher command as given. */
-            int p, local = mp.all_local || weft_host_is_local(mp.hosts[h].name, err,
-                                                              sizeof(err)) == 1;
+            int p, local = mp.all_local || (!mp.slurm_boot && weft_host_is_local(
+                                                                   mp.hosts[h].name, err,
+                                                                   sizeof(err)) == 1);
             for (p = 0; p < mp.nproxies; p++) {
                 if (!strcmp(mp.proxies[p].host, mp.hosts[h].name)) {
                     break;
@@ -1255,7 +1260,13 @@ static void mp_open_listener(void)
     if (mp.iface == NULL) {
         mp.iface = weft_tunables.IFACE;
     }
-    if (mp.launcher == NULL) {
+    if (mp.slurm_boot) {
+        /* As hydra's slurm bootstrap: each proxy is a one-task step on its
+         * node, so Slurm accounts for it and cleans up after it. srun passes
+         * its stdin to the task, which is how the secret travels. */
+        mp.launcher = "srun --nodes=1 --ntasks=1 --nodelist=%h --overlap --mpi=none "
+                      "--kill-on-bad-exit=1 --cpu-bind=none --quiet";
+    } else if (mp.launcher == NULL) {
         mp.launcher = weft_tunables.LAUNCHER_CMD && weft_tunables.LAUNCHER_CMD[0]
                           ? weft_tunables.LAUNCHER_CMD
                           : "ssh";
@@ -1425,6 +1436,11 @@ int main(int argc, char **argv)
         if (weft_hosts_parse_slurm(getenv("SLURM_JOB_NODELIST"), getenv("SLURM_TASKS_PER_NODE"),
                                    &mp.hosts, &mp.nhosts, err, sizeof(err)) != 0) {
             mp_die(MP_EXIT_USAGE, "%s", err);
+        }
+        /* Its nodes are reached by srun unless a launcher was named. */
+        if (mp.launcher == NULL && !mp.all_local && getenv("WEFT_LAUNCHER_CMD") == NULL &&
+            getenv("SLURM_JOB_ID") != NULL) {
+            mp.slurm_boot = 1;
         }
     }
     if (!mp.np_given && mp.nhosts > 0) {

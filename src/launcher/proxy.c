@@ -200,6 +200,8 @@ static void px_on_abort(void *ctx, int rank, int code, const char *msg)
     px_send(WEFT_CTL_ABORT, rank, code, msg, strlen(msg));
 }
 
+static char px_shm_prefix[128]; /* node-local PMI snapshot (pmi_shm.h) */
+
 static void px_on_error(void *ctx, int rank, const char *what)
 {
     (void)ctx;
@@ -318,9 +320,9 @@ static int env_same_name(const char *entry, const char *var)
 
 static char **px_build_env(int i, int pmi_fd)
 {
-    char   extra[8][160];
+    char   extra[9][160];
     int    nextra = 0, n = 0;
-    char **envp   = calloc((size_t)px.job.nenv + 9, sizeof(char *));
+    char **envp   = calloc((size_t)px.job.nenv + 10, sizeof(char *));
 
     if (envp == NULL) {
         return NULL;
@@ -332,6 +334,9 @@ static char **px_build_env(int i, int pmi_fd)
     snprintf(extra[nextra++], sizeof(extra[0]), "WEFT_JOBID=%s", px.job.jobid);
     snprintf(extra[nextra++], sizeof(extra[0]), "MPI_LOCALRANKID=%d", i);
     snprintf(extra[nextra++], sizeof(extra[0]), "MPI_LOCALNRANKS=%d", px.job.nlocal);
+    if (px.srv.shm_prefix != NULL) {
+        snprintf(extra[nextra++], sizeof(extra[0]), "WEFT_PMI_SHM_NAME=%s", px.srv.shm_prefix);
+    }
     for (int e = 0; e < px.job.nenv; e++) {
         int dup = 0;
         for (int x = 0; x < nextra && !dup; x++) {
@@ -598,6 +603,11 @@ static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload)
         px.srv.on_fence = px_on_fence;
         px.srv.on_abort = px_on_abort;
         px.srv.on_error = px_on_error;
+        /* Always written (ranks with WEFT_PMI_SHM=0 ignore it); the name is
+         * weft-<jobid>-*, removed with the job's other segments. */
+        snprintf(px_shm_prefix, sizeof(px_shm_prefix), "/weft-%s-pmikv%d", px.job.jobid,
+                 (int)getpid());
+        px.srv.shm_prefix = px_shm_prefix;
         if (weft_binding_plan(&px.job.bind, px.job.nlocal, &px.plan, err, sizeof(err)) != 0) {
             px_send(WEFT_CTL_READY, -1, 0, err, strlen(err));
             return;

@@ -4,6 +4,7 @@
  * PMI client: the small interface core and transports use to learn who they
  * are and to exchange addresses. Speaks PMI-1 or PMI-2 wire protocol over the
  * inherited socket PMI_FD (Weft's mpirun, MPICH hydra, Slurm srun --mpi=pmi2),
+ * or PMIx through libpmix (srun --mpi=pmix, prterun; src/pmi/pmi_pmix.c),
  * chosen from the environment; with no PMI environment at all it runs as a
  * singleton (rank 0 of 1). Not thread-safe: callers serialize.
  */
@@ -27,7 +28,7 @@ typedef struct {
     int *local_ranks;     /* job ranks on this node, ascending, local_size entries */
     int *node_of_rank;    /* node id of every job rank, size entries */
     int is_singleton;     /* no PMI server: rank 0 of 1 */
-    int pmi_version;      /* 1 or 2 (0 for singleton) */
+    int pmi_version;      /* 1 or 2, 3 for PMIx (0 for singleton) */
     char kvsname[256];
 } weft_pmi_info_t;
 

@@ -5,6 +5,8 @@
  * in flight at a time: every query waits for its reply before returning.
  */
 #include "pmi.h"
+#include "pmi_pmix.h"
+#include "pmi_shm.h"
 #include "pmi_wire.h"
 #include "util/tunables.h"
 
@@ -34,6 +36,8 @@ static struct {
     int             singleton;
     int             fd;
     int             wire; /* 1 or 2 */
+    int             pmix; /* the PMIx backend (pmi_pmix.c) answers everything */
+    unsigned        nfences; /* completed, to name the proxy's snapshot (pmi_shm.h) */
     int             rank;
     int             size;
     int             appnum;
@@ -287,6 +291,10 @@ static int pmi_handshake(int version)
         pmi_error("PMI-2: neither PMI_RANK nor PMI_ID is set");
         return -1;
     }
+    if (getenv("PMI_JOBID") != NULL) {
+        /* Slurm's PMI-2 server refuses a fullinit without it. */
+        weft_pmi_msg_add(&q, "pmijobid", getenv("PMI_JOBID"));
+    }
     weft_pmi_msg_add(&q, "threaded", "FALSE");
     if (pmi_call(&q, &r, 1) != 0) {
         return -1;
@@ -440,6 +448,10 @@ static int pmi_fill_layout(weft_pmi_info_t *info)
     }
     if (info->is_singleton) {
         raw[0] = 0;
+    } else if (pmi.pmix) {
+        if (weft_pmix_node_ids(info->size, raw) != 0 && pmi_hosts_layout(raw) != 0) {
+            goto err_free;
+        }
     } else {
         found = pmi_job_attr("PMI_process_mapping", mapping, sizeof(mapping));
         if (found < 0) {
@@ -501,7 +513,15 @@ int weft_pmi_init(weft_pmi_info_t *info)
     }
     pmi.rank = 0;
     pmi.size = 1;
-    if ((fdtext == NULL || *fdtext == '\0') && (port == NULL || *port == '\0')) {
+    if (weft_tunables.PMI_VERSION == 3 ||
+        (weft_tunables.PMI_VERSION == 0 && weft_pmix_offered())) {
+        if (weft_pmix_init(&pmi.rank, &pmi.size, &pmi.appnum, pmi.kvsname,
+                           sizeof(pmi.kvsname)) != 0) {
+            return -1;
+        }
+        pmi.pmix = 1;
+        version  = 3;
+    } else if ((fdtext == NULL || *fdtext == '\0') && (port == NULL || *port == '\0')) {
         pmi.singleton = 1;
         snprintf(pmi.kvsname, sizeof(pmi.kvsname), "singleton_%d", (int)getpid());
         version = 0;
@@ -586,6 +606,9 @@ int weft_pmi_put(const char *key, const char *value)
         pmi.nlocal++;
         return 0;
     }
+    if (pmi.pmix) {
+        return weft_pmix_put(wkey, value);
+    }
     if (pmi.wire == 2) {
         weft_pmi_msg_init(&q, WEFT_PMI_MSG_KVS_PUT);
     } else {
@@ -604,8 +627,15 @@ int weft_pmi_fence(void)
     if (pmi.singleton) {
         return 0;
     }
+    if (pmi.pmix) {
+        return weft_pmix_fence();
+    }
     weft_pmi_msg_init(&q, pmi.wire == 2 ? WEFT_PMI_MSG_KVS_FENCE : WEFT_PMI_MSG_BARRIER);
-    return pmi_call(&q, &r, 1);
+    if (pmi_call(&q, &r, 1) != 0) {
+        return -1;
+    }
+    weft_pmi_shm_attach(++pmi.nfences);
+    return 0;
 }
 
 int weft_pmi_get(int src_rank, const char *key, char *value, size_t len)
@@ -630,6 +660,22 @@ int weft_pmi_get(int src_rank, const char *key, char *value, size_t len)
         }
         pmi_error("key '%s' of rank %d not found", key, src_rank);
         return -1;
+    }
+    if (pmi.pmix) {
+        if (weft_pmix_get(src_rank, wkey, value, len) != 0) {
+            pmi_error("key '%s' of rank %d not found (put before the last fence?)", key,
+                      src_rank);
+            return -1;
+        }
+        return 0;
+    }
+    if ((v = weft_pmi_shm_lookup(wkey)) != NULL) {
+        if (strlen(v) >= len) {
+            pmi_error("value of key '%s' does not fit the caller's %zu bytes", key, len);
+            return -1;
+        }
+        memcpy(value, v, strlen(v) + 1);
+        return 0;
     }
     if (pmi.wire == 2) {
         weft_pmi_msg_init(&q, WEFT_PMI_MSG_KVS_GET);
@@ -669,7 +715,9 @@ void weft_pmi_abort(int exitcode, const char *msg)
             *p = ' ';
         }
     }
-    if (pmi.fd >= 0) {
+    if (pmi.pmix) {
+        weft_pmix_abort(exitcode, text);
+    } else if (pmi.fd >= 0) {
         weft_pmi_msg_init(&q, pmi.wire == 2 ? WEFT_PMI_MSG_ABORT2 : WEFT_PMI_MSG_ABORT);
         if (pmi.wire == 2) {
             weft_pmi_msg_add(&q, "isworld", "TRUE");
@@ -701,12 +749,17 @@ int weft_pmi_finalize(void)
     if (!pmi.initialized) {
         return 0;
     }
-    if (pmi.fd >= 0) {
+    if (pmi.pmix) {
+        rc       = weft_pmix_finalize();
+        pmi.pmix = 0;
+    } else if (pmi.fd >= 0) {
         weft_pmi_msg_init(&q, pmi.wire == 2 ? WEFT_PMI_MSG_FINALIZE2 : WEFT_PMI_MSG_FINALIZE);
         rc = pmi_call(&q, &r, 1);
         close(pmi.fd);
         pmi.fd = -1;
     }
+    weft_pmi_shm_detach();
+    pmi.nfences = 0;
     for (int i = 0; i < pmi.nlocal; i++) {
         free(pmi.local[i].key);
         free(pmi.local[i].val);
@@ -797,6 +850,10 @@ int weft_pmi_universe_size(void)
     char           text[64];
     int            v;
 
+    if (pmi.pmix) {
+        v = weft_pmix_universe_size();
+        return v > 0 ? v : pmi.size;
+    }
     if (pmi.singleton || pmi.fd < 0) {
         return pmi.size;
     }

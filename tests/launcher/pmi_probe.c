@@ -3,17 +3,22 @@
  *
  * pmi_probe: exercises the PMI client (src/pmi) under a launcher.
  *   pmi_probe [--rounds N] [--allgather BYTES] [--abort RANK CODE]
- *             [--no-finalize RANK] [--exit RANK CODE]
+ *             [--no-finalize RANK] [--exit RANK CODE] [--time-gets N]
+ * --time-gets N: after the rounds, N passes of gets of every rank's last key;
+ * prints "probe: rank=R gets=G usec_per_get=U shm=S" (S: 1 when the
+ * proxy's shared-memory snapshot answered them, pmi_shm.h).
  * Prints one "probe:" line with what PMI said, checks put/fence/get rounds
  * and allgather across all ranks, prints "probe: rank=R ok" at the end.
  * Exit 0 on success, 3 on a data mismatch, 4 on a PMI failure.
  */
 #include "pmi/pmi.h"
+#include "pmi/pmi_shm.h"
 #include "util/tunables.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
@@ -21,7 +26,7 @@ int main(int argc, char **argv)
     weft_pmi_info_t info;
     char            err[512], key[64], val[WEFT_PMI_MAX_VAL], want[WEFT_PMI_MAX_VAL];
     int             rounds = 1, agbytes = 0, abort_rank = -1, abort_code = 0;
-    int             nofin_rank = -1, exit_rank = -1, exit_code = 0;
+    int             nofin_rank = -1, exit_rank = -1, exit_code = 0, time_gets = 0;
 
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
@@ -33,6 +38,8 @@ int main(int argc, char **argv)
             abort_code = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--no-finalize") && i + 1 < argc) {
             nofin_rank = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--time-gets") && i + 1 < argc) {
+            time_gets = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--exit") && i + 2 < argc) {
             exit_rank = atoi(argv[++i]);
             exit_code = atoi(argv[++i]);
@@ -81,6 +88,25 @@ int main(int argc, char **argv)
                 return 3;
             }
         }
+    }
+    if (time_gets > 0 && rounds > 0) {
+        struct timespec t0, t1;
+        snprintf(key, sizeof(key), "probe%d-0", rounds - 1); /* the client's wire key */
+        int shm = weft_pmi_shm_lookup(key) != NULL;
+        snprintf(key, sizeof(key), "probe%d", rounds - 1);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int pass = 0; pass < time_gets; pass++) {
+            for (int r = 0; r < info.size; r++) {
+                if (weft_pmi_get(r, key, val, sizeof(val)) != 0) {
+                    return 4;
+                }
+            }
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double usec = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
+                      1e3 / ((double)time_gets * info.size);
+        printf("probe: rank=%d gets=%d usec_per_get=%.3f shm=%d\n", info.rank,
+               time_gets * info.size, usec, shm);
     }
     if (agbytes > 0) {
         unsigned char *mine = malloc((size_t)agbytes);

@@ -111,3 +111,13 @@ const char *weft_kvs_get(const weft_kvs_t *kvs, const char *key)
     }
     return NULL;
 }
+
+void weft_kvs_each(const weft_kvs_t *kvs, void (*fn)(void *arg, const char *key, const char *val),
+                   void *arg)
+{
+    for (size_t i = 0; i < kvs->nbuckets; i++) {
+        for (const weft_kvs_entry_t *e = kvs->buckets[i]; e != NULL; e = e->next) {
+            fn(arg, e->key, e->val);
+        }
+    }
+}

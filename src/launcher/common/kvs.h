@@ -21,5 +21,9 @@ void        weft_kvs_fini(weft_kvs_t *kvs);
 /* Insert or replace. 0, or -1 when out of memory. */
 int         weft_kvs_put(weft_kvs_t *kvs, const char *key, const char *val);
 const char *weft_kvs_get(const weft_kvs_t *kvs, const char *key);
+/* Every entry, in no particular order. */
+void        weft_kvs_each(const weft_kvs_t *kvs, void (*fn)(void *arg, const char *key,
+                                                             const char *val),
+                          void *arg);
 
 #endif

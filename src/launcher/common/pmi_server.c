@@ -4,12 +4,14 @@
 #include "pmi_server.h"
 
 #include "pmi/pmi.h"
+#include "pmi/pmi_shm.h"
 #include "pmi/pmi_wire.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,6 +29,8 @@ int weft_pmi_server_init(weft_pmi_server_t *srv, int nconns)
     return 0;
 }
 
+static void srv_shm_name(const weft_pmi_server_t *srv, unsigned fence, char *name, size_t len);
+
 void weft_pmi_server_fini(weft_pmi_server_t *srv)
 {
     for (int i = 0; i < srv->nconns; i++) {
@@ -37,6 +41,11 @@ void weft_pmi_server_fini(weft_pmi_server_t *srv)
         weft_buf_free(&srv->conns[i].out);
     }
     free(srv->conns);
+    if (srv->shm_prefix != NULL && srv->shm_fence > 0) {
+        char name[256];
+        srv_shm_name(srv, srv->shm_fence, name, sizeof(name));
+        shm_unlink(name);
+    }
     weft_buf_free(&srv->pending);
     weft_kvs_fini(&srv->kvs);
 }
@@ -133,6 +142,53 @@ static void srv_enter_fence(weft_pmi_server_t *srv, int i)
     }
 }
 
+typedef struct {
+    const char **keys, **vals;
+    size_t       n;
+} srv_snap_t;
+
+static void snap_add(void *arg, const char *key, const char *val)
+{
+    srv_snap_t *s = arg;
+    s->keys[s->n] = key;
+    s->vals[s->n] = val;
+    s->n++;
+}
+
+static void srv_shm_name(const weft_pmi_server_t *srv, unsigned fence, char *name, size_t len)
+{
+    snprintf(name, len, "%s.%u", srv->shm_prefix, fence);
+}
+
+/* Replace the previous fence's snapshot by this one's. A failure only costs
+ * speed: ranks then ask over the socket. */
+static void srv_write_snapshot(weft_pmi_server_t *srv)
+{
+    char       name[256];
+    srv_snap_t s = {0};
+
+    if (srv->shm_prefix == NULL) {
+        return;
+    }
+    if (srv->shm_fence > 0) {
+        srv_shm_name(srv, srv->shm_fence, name, sizeof(name));
+        shm_unlink(name);
+    }
+    srv->shm_fence++;
+    s.keys = malloc(sizeof(char *) * (srv->kvs.count + 1));
+    s.vals = malloc(sizeof(char *) * (srv->kvs.count + 1));
+    if (s.keys != NULL && s.vals != NULL) {
+        weft_kvs_each(&srv->kvs, snap_add, &s);
+        srv_shm_name(srv, srv->shm_fence, name, sizeof(name));
+        if (weft_pmi_shm_write(name, srv->shm_fence, s.n, s.keys, s.vals) != 0 &&
+            srv->on_error != NULL) {
+            srv->on_error(srv->ctx, -1, "cannot write the shared-memory PMI snapshot");
+        }
+    }
+    free(s.keys);
+    free(s.vals);
+}
+
 void weft_pmi_server_fence_done(weft_pmi_server_t *srv, const char *puts, size_t len)
 {
     const char *p = puts, *end = puts + len;
@@ -146,6 +202,8 @@ void weft_pmi_server_fence_done(weft_pmi_server_t *srv, const char *puts, size_t
         weft_kvs_put(&srv->kvs, key, val);
         p = val + strnlen(val, (size_t)(end - val)) + 1;
     }
+    /* Before the ranks are released: they look for it when the fence returns. */
+    srv_write_snapshot(srv);
     srv->nfence = 0;
     for (int i = 0; i < srv->nconns; i++) {
         weft_pmi_sconn_t *c = &srv->conns[i];

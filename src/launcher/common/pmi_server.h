@@ -36,6 +36,10 @@ typedef struct {
     const char       *mapping; /* "" when unknown */
     int               size;
     int               universe;
+    /* Node-local snapshot after each fence (pmi_shm.h): shm name prefix,
+     * NULL for none; fences done so far names the segment. */
+    const char       *shm_prefix;
+    unsigned          shm_fence;
     void             *ctx;
     /* Every local rank entered the fence: ship puts to mpiexec. */
     void (*on_fence)(void *ctx, const char *puts, size_t len);

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Shared-memory PMI snapshot: writer for weft-proxy, reader for ranks (see
+ * pmi_shm.h).
+ */
+#include "pmi_shm.h"
+
+#include "util/tunables.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+uint64_t weft_pmi_shm_hash(const char *key)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *key; key++) {
+        h = (h ^ (unsigned char)*key) * 1099511628211ull;
+    }
+    return h;
+}
+
+int weft_pmi_shm_write(const char *name, uint32_t fence, size_t count, const char *const *keys,
+                       const char *const *vals)
+{
+    uint32_t nslots = 16;
+    uint64_t strbytes = 0, size, off;
+    int      fd, saved;
+    char    *base;
+
+    while (nslots < 2 * count) {
+        nslots *= 2;
+    }
+    for (size_t i = 0; i < count; i++) {
+        strbytes += strlen(keys[i]) + strlen(vals[i]) + 2;
+    }
+    off  = sizeof(weft_pmi_shm_hdr_t) + (uint64_t)nslots * sizeof(uint32_t);
+    size = off + strbytes;
+    if (size > UINT32_MAX) {
+        errno = EFBIG;
+        return -1;
+    }
+    fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return -1;
+    }
+    if (ftruncate(fd, (off_t)size) != 0 ||
+        (base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+        saved = errno;
+        close(fd);
+        shm_unlink(name);
+        errno = saved;
+        return -1;
+    }
+    close(fd);
+    uint32_t *slots = (uint32_t *)(base + sizeof(weft_pmi_shm_hdr_t));
+    for (size_t i = 0; i < count; i++) {
+        size_t klen = strlen(keys[i]) + 1, vlen = strlen(vals[i]) + 1;
+        uint32_t s  = (uint32_t)(weft_pmi_shm_hash(keys[i]) & (nslots - 1));
+        while (slots[s] != 0) {
+            s = (s + 1) & (nslots - 1);
+        }
+        slots[s] = (uint32_t)off;
+        memcpy(base + off, keys[i], klen);
+        memcpy(base + off + klen, vals[i], vlen);
+        off += klen + vlen;
+    }
+    weft_pmi_shm_hdr_t hdr = {.magic  = WEFT_PMI_SHM_MAGIC,
+                              .fence  = fence,
+                              .nslots = nslots,
+                              .count  = (uint32_t)count,
+                              .size   = size};
+    memcpy(base, &hdr, sizeof(hdr));
+    munmap(base, size);
+    return 0;
+}
+
+static struct {
+    const char *base;
+    size_t      size;
+} reader;
+
+void weft_pmi_shm_detach(void)
+{
+    if (reader.base != NULL) {
+        munmap((void *)reader.base, reader.size);
+    }
+    reader.base = NULL;
+    reader.size = 0;
+}
+
+void weft_pmi_shm_attach(uint32_t fence)
+{
+    const char *prefix = weft_tunables.PMI_SHM_NAME;
+    char        name[256];
+    struct stat st;
+    int         fd;
+    void       *base;
+
+    weft_pmi_shm_detach();
+    if (prefix == NULL || *prefix == '\0' || !weft_tunables.PMI_SHM) {
+        return;
+    }
+    snprintf(name, sizeof(name), "%s.%u", prefix, fence);
+    fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) {
+        return;
+    }
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(weft_pmi_shm_hdr_t) ||
+        (base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+        close(fd);
+        return;
+    }
+    close(fd);
+    const weft_pmi_shm_hdr_t *hdr = base;
+    if (hdr->magic != WEFT_PMI_SHM_MAGIC || hdr->fence != fence ||
+        hdr->size != (uint64_t)st.st_size || hdr->nslots == 0 ||
+        (hdr->nslots & (hdr->nslots - 1)) != 0 ||
+        sizeof(*hdr) + (uint64_t)hdr->nslots * sizeof(uint32_t) > hdr->size) {
+        munmap(base, (size_t)st.st_size);
+        return;
+    }
+    reader.base = base;
+    reader.size = (size_t)st.st_size;
+}
+
+const char *weft_pmi_shm_lookup(const char *key)
+{
+    const weft_pmi_shm_hdr_t *hdr;
+    const uint32_t           *slots;
+    uint32_t                  s;
+
+    if (reader.base == NULL) {
+        return NULL;
+    }
+    hdr   = (const weft_pmi_shm_hdr_t *)reader.base;
+    slots = (const uint32_t *)(reader.base + sizeof(*hdr));
+    s     = (uint32_t)(weft_pmi_shm_hash(key) & (hdr->nslots - 1));
+    for (uint32_t n = 0; n < hdr->nslots && slots[s] != 0; n++) {
+        const char *k = reader.base + slots[s];
+        if (slots[s] < reader.size && strcmp(k, key) == 0) {
+            return k + strlen(k) + 1;
+        }
+        s = (s + 1) & (hdr->nslots - 1);
+    }
+    return NULL;
+}
