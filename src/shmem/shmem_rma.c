@@ -10,6 +10,8 @@
 
 #include <string.h>
 
+#include "util/fence.h"
+
 #define REMOTE(call, addr, bytes, pe) weft_shmem_remote(call, addr, bytes, pe)
 
 static void put_bytes(const char *call, void *dest, const void *src, size_t bytes, int pe)
@@ -43,7 +45,7 @@ static void strided_get(const char *call, char *dest, const char *src, ptrdiff_t
 static void signal_update(const char *call, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     uint64_t *sig = REMOTE(call, sig_addr, sizeof *sig, pe);
-    __atomic_thread_fence(__ATOMIC_RELEASE); /* the data is visible before the signal */
+    weft_release_fence(); /* the data is visible before the signal */
     if (sig_op == SHMEM_SIGNAL_SET) {
         __atomic_store_n(sig, signal, __ATOMIC_SEQ_CST);
     } else if (sig_op == SHMEM_SIGNAL_ADD) {
@@ -337,7 +339,7 @@ static void check_cmp(const char *call, int cmp)
             }                                                                                     \
             weft_shmem_backoff(&spins);                                                           \
         }                                                                                         \
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);                                                  \
+        weft_acquire_fence();                                                  \
         return mode == 1 ? any_index : r;                                                         \
     }                                                                                             \
     void shmem_##N##_wait_until(T *ivar, int cmp, T cmp_value)                                    \
@@ -432,13 +434,13 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
 void shmem_quiet(void)
 {
     weft_shmem_check_init("shmem_quiet");
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    weft_full_fence();
 }
 
 void shmem_fence(void)
 {
     weft_shmem_check_init("shmem_fence");
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    weft_full_fence();
 }
 
 void shmem_barrier_all(void)

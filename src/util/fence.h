@@ -26,6 +26,26 @@ static inline void weft_full_fence(void)
 }
 #endif
 
+/* One-directional fences (publish data before a flag; read data after seeing
+ * one). Under ThreadSanitizer the full stand-in above serves both. */
+static inline void weft_release_fence(void)
+{
+#if defined(__SANITIZE_THREAD__)
+    weft_full_fence();
+#else
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+#endif
+}
+
+static inline void weft_acquire_fence(void)
+{
+#if defined(__SANITIZE_THREAD__)
+    weft_full_fence();
+#else
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+#endif
+}
+
 /* Spin-wait hint: lets the sibling hyperthread run and saves power. */
 static inline void weft_cpu_relax(void)
 {
