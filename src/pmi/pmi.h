@@ -71,4 +71,52 @@ int weft_pmi_allgather(const void *mine, size_t len, void *all);
 /* Universe size from the launcher if known, else the job size. */
 int weft_pmi_universe_size(void);
 
+/* ---- Dynamic processes (MPI_Comm_spawn, name service) ----
+ * Results of the calls below: 0 or one of these (never an MPI class: pmi/
+ * sits below core, which maps them). */
+enum {
+    WEFT_PMI_ERR_GENERIC     = -1, /* transport or protocol failure (message printed) */
+    WEFT_PMI_ERR_SPAWN       = -2, /* some child could not be started (no child left running) */
+    WEFT_PMI_ERR_NOT_FOUND   = -3, /* lookup/unpublish: no such service name */
+    WEFT_PMI_ERR_DUPLICATE   = -4, /* publish: service name already published */
+    WEFT_PMI_ERR_UNSUPPORTED = -5, /* this PMI server cannot do it (message printed) */
+};
+
+typedef struct {
+    const char         *command;     /* program: a path, or a name searched in PATH */
+    const char *const  *argv;        /* arguments after the command, NULL-terminated; may be NULL */
+    int                 maxprocs;    /* processes to start for this command (> 0) */
+    int                 ninfo;       /* MPI info keys: host, hostfile, wdir, path, soft, ... */
+    const char *const  *info_keys;
+    const char *const  *info_values;
+} weft_pmi_spawn_cmd_t;
+
+/* Start the processes of count commands as ONE new job: its own
+ * MPI_COMM_WORLD of sum(maxprocs) ranks, in command order (appnum = command
+ * index), placed by the info keys or else by the launcher's mapping. Every
+ * child can read the npreput key/value pairs with weft_pmi_get_preput().
+ * Called by a single process (the spawn root); not collective. Returns when
+ * every child has been exec'ed: 0 on success; WEFT_PMI_ERR_SPAWN when any
+ * child failed to start, in which case the others are killed and
+ * errcodes[k] (one per child, sum(maxprocs) entries) is nonzero for the
+ * children that failed; errmsg gets a one-line reason in every failure. */
+int weft_pmi_spawn(int count, const weft_pmi_spawn_cmd_t *cmds,
+                   int npreput, const char *const *preput_keys,
+                   const char *const *preput_values,
+                   int *errcodes, char *errmsg, size_t errmsg_len);
+
+/* 1 when this job was started by weft_pmi_spawn (MPI_Comm_get_parent is
+ * then not MPI_COMM_NULL), else 0. Valid after weft_pmi_init. */
+int weft_pmi_is_spawned(void);
+
+/* In a spawned job: the value of a pair the parent passed to
+ * weft_pmi_spawn. 0, or WEFT_PMI_ERR_NOT_FOUND. */
+int weft_pmi_get_preput(const char *key, char *value, size_t len);
+
+/* Name service (MPI_Publish_name & co.), kept by the launcher; a second job
+ * reaches the first one's through WEFT_NAMESERVER or an address file. */
+int weft_pmi_publish_name(const char *service, const char *port);
+int weft_pmi_lookup_name(const char *service, char *port, size_t len);
+int weft_pmi_unpublish_name(const char *service);
+
 #endif
