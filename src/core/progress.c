@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "core/dev/peer.h"
 #include "core/pt2pt_internal.h"
 #include "core/runtime.h"
 #include "transport/shm/shm.h"
@@ -80,6 +81,24 @@ int weft_progress_poll(void)
     return events + weft_progress_hooks_run();
 }
 
+/* Sleep until a local peer rings us or, with a netmod that has a wait fd,
+ * until network traffic arrives. Timeouts: 2 ms on the futex alone (some
+ * events do not come through a ring); with the fabric's fd, 100 ms, so the
+ * netmod's once-a-second keepalives still go out from a blocked rank. */
+static void wait_sleep(void)
+{
+    const weft_transport_ops_t *net = weft_dev.netmod;
+    int                         fd  = net != NULL ? net->wait_fd() : -1;
+
+    if (fd < 0) {
+        weft_shm_sleep(2000);
+        return;
+    }
+    if (net->wait_ready() && weft_shm_sleep_fd(fd, 100000) < 0) {
+        weft_shm_sleep(2000);
+    }
+}
+
 void weft_wait_step(weft_wait_t *w)
 {
     unsigned n = w->polls++;
@@ -113,7 +132,7 @@ void weft_wait_step(weft_wait_t *w)
                 weft_cs_depth = 0;
                 pthread_mutex_unlock(&weft_big_lock);
             }
-            weft_shm_sleep(2000);
+            wait_sleep();
             if (weft_runtime.thread_multiple && depth > 0) {
                 pthread_mutex_lock(&weft_big_lock);
                 weft_cs_depth = depth;

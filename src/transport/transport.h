@@ -67,6 +67,7 @@ typedef struct {
     const char                 *provider;   /* "" = default order */
     size_t                      max_payload; /* largest AM payload core will send */
     int                         want_rma;    /* FI_RMA for RGET: 0 no, 1 where it works well, 2 forced */
+    int                         want_wait;   /* blocking waits: give the CQ a wait fd */
     /* An rma_read finished (err 0) or failed; cookie as passed to it. */
     void (*rma_done)(void *cookie, size_t len, int err);
     /* A peer was lost (connection error, dead process): core reports it
@@ -114,8 +115,11 @@ typedef struct {
     void (*quiesce_start)(void);
     int  (*quiesce_done)(void);
     /* A file descriptor that becomes readable when the netmod has work
-     * (blocking wait policy), or -1 when there is none. */
+     * (blocking wait policy, want_wait), or -1 when there is none. */
     int (*wait_fd)(void);
+    /* Right before sleeping on wait_fd: 1 when that is safe (nothing
+     * pending that would not make the fd readable), 0: progress first. */
+    int (*wait_ready)(void);
 
     /* Memory registration (CAP_RMA only). remote: the peer may read it.
      * Fills the key and the address a peer names in rma_read. */

@@ -6,7 +6,9 @@
  * during the wait must stay under 5% of the wall time waited, and the
  * wake-up latency (receive time - send timestamp, CLOCK_MONOTONIC) is printed
  * and checked against a 50 ms sanity bound. With other policies only the
- * data is checked. Ranks 0 (sender) and 1 (receiver); others idle; needs 2.
+ * data is checked. WEFT_TEST_MAX_WAKEUPS_PER_S=N also bounds the receiver's
+ * voluntary context switches per second waited (sleeping on the fabric's
+ * wait fd instead of 2 ms naps: a few per second, not ~500). Ranks 0 (sender) and 1 (receiver); others idle; needs 2.
  */
 #include "mpitest.h"
 
@@ -19,6 +21,13 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static long wakeups(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    return ru.ru_nvcsw;
 }
 
 static double cpu(void)
@@ -37,6 +46,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *pol = getenv("WEFT_WAIT_POLICY");
     int blocking = pol && strcmp(pol, "blocking") == 0;
+    const char *max_wake_env = getenv("WEFT_TEST_MAX_WAKEUPS_PER_S");
+    double      max_wake     = max_wake_env ? atof(max_wake_env) : 0;
     if (size < 2) {
         printf("p2p_blocking_wait: needs 2 ranks, skipping\n");
         return mpitest_finish();
@@ -54,6 +65,7 @@ int main(int argc, char **argv)
             double      ts = 0;
             MPI_Request r;
             CHECK_OK(MPI_Send(&ready, 1, MPI_INT, 0, 1, MPI_COMM_WORLD));
+            long   v0 = wakeups();
             double c0 = cpu(), w0 = now();
             if (round == 0) {
                 CHECK_OK(MPI_Recv(&ts, 1, MPI_DOUBLE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
@@ -62,10 +74,16 @@ int main(int argc, char **argv)
                 CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
             }
             double w1 = now(), c1 = cpu();
+            long   v1 = wakeups();
             double wall = w1 - w0, used = c1 - c0, lat = w1 - ts;
-            printf("p2p_blocking_wait: %s policy %s: waited %.3f s, cpu %.4f s (%.2f%%), wake-up latency %.3f ms\n",
+            printf("p2p_blocking_wait: %s policy %s: waited %.3f s, cpu %.4f s (%.2f%%), wake-up latency %.3f ms, "
+                   "%ld voluntary switches\n",
                    round == 0 ? "Recv" : "Irecv+Wait", pol ? pol : "(default)", wall, used,
-                   100.0 * used / wall, lat * 1e3);
+                   100.0 * used / wall, lat * 1e3, v1 - v0);
+            if (max_wake > 0) {
+                CHECK((double)(v1 - v0) <= max_wake * wall, "round %d: %ld wake-ups in %.3f s (> %.0f/s)", round,
+                      v1 - v0, wall, max_wake);
+            }
             fflush(stdout);
             CHECK(ts > 0 && wall >= sleeps[round] * 0.8, "round %d: timestamp %f, waited only %.3f s", round, ts, wall);
             if (blocking) {

@@ -115,6 +115,7 @@ int weft_dev_netmod_init(size_t max_payload, int want_rma,
     args.max_payload = max_payload;
     args.peer_lost   = peer_lost;
     args.want_rma    = want_rma;
+    args.want_wait   = weft_tunables.WAIT_POLICY == 3; /* blocking */
     args.rma_done    = rma_done;
     if (weft_ofi_ops.init(&args) != WEFT_OK) {
         return weft_error(MPI_ERR_OTHER, "the network module (libfabric) failed to start");

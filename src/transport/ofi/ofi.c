@@ -166,6 +166,7 @@ static struct {
     unsigned            polls;
     time_t              last_keepalive;
     int                 up;
+    int                 wait_fd;             /* the CQ's wait fd, -1: none */
 } ofi;
 
 /* ---- setup ------------------------------------------------------------- */
@@ -461,10 +462,25 @@ static weft_status_t ofi_init(const weft_transport_init_t *args)
     }
     cq_attr.format   = FI_CQ_FORMAT_MSG;
     cq_attr.size     = (OFI_TX_BUFS + OFI_RX_BUFS) * 2;
-    cq_attr.wait_obj = FI_WAIT_NONE;
     av_attr.type     = FI_AV_TABLE;
     av_attr.count    = (size_t)ofi.size;
-    if (check(fi_cq_open(ofi.domain, &cq_attr, &ofi.cq, NULL), "fi_cq_open") ||
+    ofi.wait_fd      = -1;
+    if (args->want_wait) {
+        /* A wait object costs the provider a signal per completion, so only
+         * blocking waits ask for one; a provider without fds spins (slept in
+         * short naps by core) instead. */
+        cq_attr.wait_obj = FI_WAIT_FD;
+        if (fi_cq_open(ofi.domain, &cq_attr, &ofi.cq, NULL) != 0 ||
+            fi_control(&ofi.cq->fid, FI_GETWAIT, &ofi.wait_fd) != 0) {
+            if (ofi.cq != NULL) {
+                fi_close(&ofi.cq->fid);
+                ofi.cq = NULL;
+            }
+            ofi.wait_fd = -1;
+        }
+    }
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    if ((ofi.cq == NULL && check(fi_cq_open(ofi.domain, &cq_attr, &ofi.cq, NULL), "fi_cq_open")) ||
         check(fi_av_open(ofi.domain, &av_attr, &ofi.av, NULL), "fi_av_open") ||
         check(fi_endpoint(ofi.domain, ofi.info, &ofi.ep, NULL), "fi_endpoint") ||
         check(fi_ep_bind(ofi.ep, &ofi.cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)") ||
@@ -855,7 +871,17 @@ static int ofi_busy(void)
 
 static int ofi_wait_fd(void)
 {
-    return -1;
+    return ofi.wait_fd;
+}
+
+static int ofi_wait_ready(void)
+{
+    struct fid *fids[1] = {&ofi.cq->fid};
+
+    if (ofi.queue_head != NULL) {
+        return 0; /* queued sends go out from progress, not from a wakeup */
+    }
+    return fi_trywait(ofi.fabric, fids, 1) == FI_SUCCESS;
 }
 
 const weft_transport_ops_t weft_ofi_ops = {
@@ -873,6 +899,7 @@ const weft_transport_ops_t weft_ofi_ops = {
     .quiesce_start = ofi_quiesce_start,
     .quiesce_done  = ofi_quiesce_done,
     .wait_fd     = ofi_wait_fd,
+    .wait_ready  = ofi_wait_ready,
     .mem_register   = ofi_mem_register,
     .mem_deregister = ofi_mem_deregister,
     .rma_read       = ofi_rma_read,

@@ -25,7 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -60,7 +64,7 @@ typedef struct {
 _Static_assert(sizeof(shm_hdr_t) == WEFT_SHM_HDR_SIZE, "header size");
 
 typedef struct {
-    uint32_t sleeping; /* owner is (about to be) in futex_wait */
+    uint32_t sleeping; /* owner is (about to be) asleep: SLEEP_FUTEX or SLEEP_FD */
     uint32_t futex;    /* bumped by whoever wakes the owner */
     int32_t  pid;
     uint32_t cma_ok;
@@ -143,7 +147,16 @@ static struct {
     const weft_am_handler_fn_t *handlers;
     const int                  *world_of_local; /* pmi->local_ranks */
     int                   poll_start;
+    char                  bell_name[96]; /* abstract socket name prefix (fd sleeps) */
+    int                   bell_in;       /* our wake socket, made at the first fd sleep */
+    int                   bell_out;      /* for waking a peer asleep on its socket */
 } shm;
+
+/* ctl.sleeping: how the owner sleeps, so a sender knows how to wake it. A
+ * rank that also waits for the network sleeps in poll() on the fabric's fd
+ * and a datagram socket (abstract name: no file left behind, and ranks of a
+ * host share its network namespace) instead of on the futex. */
+enum { SLEEP_AWAKE = 0, SLEEP_FUTEX = 1, SLEEP_FD = 2 };
 
 static volatile uint64_t cma_probe_word;
 
@@ -157,14 +170,33 @@ static long futex_op(uint32_t *addr, int op, uint32_t val, const struct timespec
     return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
 }
 
+static socklen_t bell_address(int local, struct sockaddr_un *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->sun_family = AF_UNIX;
+    int n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "%s-%d", shm.bell_name, local);
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
 static void wake_peer(int peer)
 {
     shm_rank_ctl_t *c = &shm.ctl[peer];
 
     weft_full_fence();
-    if (__atomic_load_n(&c->sleeping, __ATOMIC_RELAXED)) {
+    uint32_t how = __atomic_load_n(&c->sleeping, __ATOMIC_RELAXED);
+    if (how == SLEEP_FUTEX) {
         __atomic_fetch_add(&c->futex, 1, __ATOMIC_SEQ_CST);
         futex_op(&c->futex, FUTEX_WAKE, 1, NULL);
+    } else if (how == SLEEP_FD) {
+        struct sockaddr_un a;
+        socklen_t          alen = bell_address(peer, &a);
+        char               byte = 0;
+        if (shm.bell_out < 0) {
+            shm.bell_out = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        }
+        /* A full socket already holds a wake; a failure leaves the sleeper
+         * to its timeout. */
+        (void)sendto(shm.bell_out, &byte, 1, MSG_DONTWAIT, (struct sockaddr *)&a, alen);
     }
 }
 
@@ -252,6 +284,9 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
                        strerror(errno));
         return -1;
     }
+    snprintf(shm.bell_name, sizeof(shm.bell_name), "%.80s-bell", name + 1);
+    shm.bell_in  = -1;
+    shm.bell_out = -1;
     shm.ctl   = (shm_rank_ctl_t *)shm.base;
     shm.bells = (shm_bell_t *)((char *)shm.base + sizeof(shm_rank_ctl_t) * (size_t)shm.n);
     shm.out = calloc((size_t)shm.n, sizeof(*shm.out));
@@ -298,6 +333,15 @@ void weft_shm_fini(void)
     if (shm.base != NULL) {
         munmap(shm.base, shm.bytes);
         shm.base = NULL;
+    }
+    if (shm.bell_name[0] != '\0') { /* the wake sockets were set up (-1: none) */
+        if (shm.bell_in >= 0) {
+            close(shm.bell_in);
+        }
+        if (shm.bell_out >= 0) {
+            close(shm.bell_out);
+        }
+        shm.bell_name[0] = '\0';
     }
     free(shm.out);
     free(shm.in);
@@ -511,28 +555,71 @@ static int ring_has_message(int peer)
     return __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE) == (uint32_t)(in->rpos + 1);
 }
 
+/* A message is waiting in one of our rings (or one we know still holds more). */
+static int shm_has_arrival(void)
+{
+    for (int p = 0; p < shm.n; p++) {
+        if (ring_has_message(p)) {
+            return 1;
+        }
+    }
+    for (int w = 0; shm.use_bells && w < SHM_BELL_WORDS; w++) {
+        if (shm.ready[w]) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void weft_shm_sleep(long timeout_us)
 {
     shm_rank_ctl_t *c = &shm.ctl[shm.me];
     uint32_t        v = __atomic_load_n(&c->futex, __ATOMIC_SEQ_CST);
     struct timespec ts = {timeout_us / 1000000, (timeout_us % 1000000) * 1000};
 
-    __atomic_store_n(&c->sleeping, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&c->sleeping, SLEEP_FUTEX, __ATOMIC_SEQ_CST);
     weft_full_fence();
-    for (int p = 0; p < shm.n; p++) {
-        if (ring_has_message(p)) {
-            __atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);
-            return;
+    if (!shm_has_arrival()) {
+        futex_op(&c->futex, FUTEX_WAIT, v, &ts);
+    }
+    __atomic_store_n(&c->sleeping, SLEEP_AWAKE, __ATOMIC_RELAXED);
+}
+
+int weft_shm_sleep_fd(int fd, long timeout_us)
+{
+    shm_rank_ctl_t *c = &shm.ctl[shm.me];
+    struct pollfd   pfd[2];
+    char            drain[64];
+    int             rc;
+
+    if (shm.bell_in == -2) {
+        return -1; /* could not make the socket: said so once */
+    }
+    if (shm.bell_in < 0) {
+        struct sockaddr_un a;
+        socklen_t          alen = bell_address(shm.me, &a);
+        shm.bell_in = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (shm.bell_in < 0 || bind(shm.bell_in, (struct sockaddr *)&a, alen) != 0) {
+            weft_log_error("shm: cannot make the wake socket for blocking waits: %s",
+                           strerror(errno));
+            if (shm.bell_in >= 0) {
+                close(shm.bell_in);
+            }
+            shm.bell_in = -2;
+            return -1;
         }
     }
-    for (int w = 0; shm.use_bells && w < SHM_BELL_WORDS; w++) {
-        if (shm.ready[w]) { /* rings we know still hold messages */
-            __atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);
-            return;
-        }
+    pfd[0].fd     = shm.bell_in;
+    pfd[0].events = POLLIN;
+    pfd[1].fd     = fd;
+    pfd[1].events = POLLIN;
+    __atomic_store_n(&c->sleeping, SLEEP_FD, __ATOMIC_SEQ_CST);
+    weft_full_fence();
+    rc = shm_has_arrival() ? 1 : poll(pfd, 2, (int)((timeout_us + 999) / 1000));
+    __atomic_store_n(&c->sleeping, SLEEP_AWAKE, __ATOMIC_RELAXED);
+    while (recv(shm.bell_in, drain, sizeof(drain), MSG_DONTWAIT) > 0) {
     }
-    futex_op(&c->futex, FUTEX_WAIT, v, &ts);
-    __atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);
+    return rc;
 }
 
 /* Shorten an iovec list to at most cap bytes; returns the new length. */

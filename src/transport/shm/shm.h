@@ -101,5 +101,9 @@ void     weft_shm_coop_cancel(int peer, uint64_t handle);
 /* Blocking wait support: sleep until a peer sends to us or timeout_us
  * passes, unless a message is already waiting. */
 void weft_shm_sleep(long timeout_us);
+/* The same, also waking when fd (the netmod's wait object) becomes readable.
+ * Returns poll()'s result (0 timeout), or -1 when this cannot sleep (message
+ * printed once; the caller falls back to weft_shm_sleep). */
+int  weft_shm_sleep_fd(int fd, long timeout_us);
 
 #endif
