@@ -1281,6 +1281,15 @@ static void mp_open_listener(void)
     if (weft_listener_open(&mp.listener, mp.iface, &mp.secret, err, sizeof(err)) != 0) {
         mp_die(1, "%s", err);
     }
+    /* Ranks on this host pin the netmod to the interface remote hosts reach
+     * us on (a remote proxy overrides it with its own side of that link). */
+    static char host_addr[96];
+    snprintf(host_addr, sizeof(host_addr), "WEFT_HOST_ADDR=%s", mp.listener.addr);
+    mp_jobspec.env = realloc(mp_jobspec.env, sizeof(char *) * (size_t)(mp_jobspec.nenv + 1));
+    if (mp_jobspec.env == NULL) {
+        mp_die(1, "out of memory");
+    }
+    mp_jobspec.env[mp_jobspec.nenv++] = host_addr;
     if (mp.verbose) {
         mp_msg("mpiexec: remote proxies connect to %s:%d (interface %s), started by '%s'",
                mp.listener.addr, mp.listener.port, mp.listener.iface, mp.launcher);

@@ -19,8 +19,10 @@
 #include "common/pmi_server.h"
 #include "common/tree.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -63,6 +65,7 @@ static struct {
     weft_buf_t          stdin_buf;
     long long           drain_deadline;
     int                 heartbeat_ms; /* remote: silence from mpiexec that ends us; 0 local */
+    char                host_addr[64]; /* remote: our address on the link upstream, or "" */
     long long           heard_ms;
     long long           next_ping;
     int                 started;
@@ -320,9 +323,9 @@ static int env_same_name(const char *entry, const char *var)
 
 static char **px_build_env(int i, int pmi_fd)
 {
-    char   extra[9][160];
+    char   extra[10][160];
     int    nextra = 0, n = 0;
-    char **envp   = calloc((size_t)px.job.nenv + 10, sizeof(char *));
+    char **envp   = calloc((size_t)px.job.nenv + 11, sizeof(char *));
 
     if (envp == NULL) {
         return NULL;
@@ -334,6 +337,9 @@ static char **px_build_env(int i, int pmi_fd)
     snprintf(extra[nextra++], sizeof(extra[0]), "WEFT_JOBID=%s", px.job.jobid);
     snprintf(extra[nextra++], sizeof(extra[0]), "MPI_LOCALRANKID=%d", i);
     snprintf(extra[nextra++], sizeof(extra[0]), "MPI_LOCALNRANKS=%d", px.job.nlocal);
+    if (px.host_addr[0] != '\0') { /* our side of the link to mpiexec: the netmod's interface */
+        snprintf(extra[nextra++], sizeof(extra[0]), "WEFT_HOST_ADDR=%s", px.host_addr);
+    }
     if (px.srv.shm_prefix != NULL) {
         snprintf(extra[nextra++], sizeof(extra[0]), "WEFT_PMI_SHM_NAME=%s", px.srv.shm_prefix);
     }
@@ -711,6 +717,14 @@ static int px_connect_back(const char *host, int port, int index, const char *la
     tree.secret = secret; /* our children prove it to us */
     memset(&secret, 0, sizeof(secret));
     memset(line, 0, sizeof(line));
+    if (fd >= 0) {
+        struct sockaddr_storage ss;
+        socklen_t               sl = sizeof(ss);
+        if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_INET) {
+            inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, px.host_addr,
+                      sizeof(px.host_addr));
+        }
+    }
     if (fd < 0) {
         px_log("host %s: cannot reach %s: %s", label,
                weft_tree_parent(index, tree.degree) < 0 ? "mpiexec" : "its parent weft-proxy", err);

@@ -392,3 +392,24 @@ def test_host_without_weft(launcher, hosts, clean, tmp_path):
     assert p.returncode == 1, p.stderr
     assert re.search(rf"mpiexec: error: host ({HOSTS[0]}|{HOSTS[1]}) has no weft-proxy at "
                      rf"{re.escape(bindir)}/weft-proxy$", p.stderr, re.M), p.stderr
+
+
+def test_mpi_ring_second_interface(launcher, hosts, clean):
+    """Each host also has an interface the other hosts cannot reach (a veth
+    to nowhere with its own subnet, first in name order): the netmod must use the one
+    the launcher reached the host on (WEFT_HOST_ADDR from mpiexec/weft-proxy),
+    or the ring hangs or fails to connect."""
+    ring = os.path.join(BUILD, "tests", "mpi", "p2p_ring")
+    if not os.path.exists(ring):
+        pytest.skip(f"{ring} not built")
+    for i, h in enumerate(HOSTS):
+        _ip("link", "add", f"wfa{TAG}{i}", "type", "veth", "peer", "name", "a0", "netns", h)
+        _ip("link", "set", f"wfa{TAG}{i}", "up")
+        _ip("-n", h, "addr", "add", f"10.67.{SUBNET}.{11 + i}/24", "dev", "a0")
+        _ip("-n", h, "link", "set", "a0", "up")
+    try:
+        p = run(launcher, ["-hosts", hostlist(), ring], clean, timeout=120)
+        assert p.returncode == 0, p.stderr
+    finally:
+        for i in range(len(HOSTS)):
+            _ip("link", "del", f"wfa{TAG}{i}", check=False)

@@ -44,8 +44,11 @@
  */
 #include "transport/transport.h"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,12 +79,45 @@ static struct {
     const char *(*strerror)(int);
 } fab;
 
+/* The interface the tcp and sockets providers use: WEFT_IFACE, else the
+ * one holding WEFT_HOST_ADDR (set by the launcher: this host's address on
+ * the link to mpiexec), so a host with several interfaces (namespace test
+ * hosts, management + data networks) never advertises a wrong address. The
+ * user's FI_TCP_IFACE / FI_SOCKETS_IFACE win. Before libfabric is opened:
+ * providers read their parameters at initialisation. */
+static void pin_interface(void)
+{
+    const char     *iface = getenv("WEFT_IFACE");
+    const char     *addr  = getenv("WEFT_HOST_ADDR");
+    struct ifaddrs *all   = NULL;
+    struct in_addr  want;
+    char            name[64] = "";
+
+    if (iface != NULL && iface[0] != '\0') {
+        snprintf(name, sizeof(name), "%s", iface);
+    } else if (addr != NULL && inet_pton(AF_INET, addr, &want) == 1 && getifaddrs(&all) == 0) {
+        for (struct ifaddrs *i = all; i != NULL; i = i->ifa_next) {
+            if (i->ifa_addr != NULL && i->ifa_addr->sa_family == AF_INET &&
+                ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == want.s_addr) {
+                snprintf(name, sizeof(name), "%s", i->ifa_name);
+                break;
+            }
+        }
+        freeifaddrs(all);
+    }
+    if (name[0] != '\0' && strcmp(name, "lo") != 0) {
+        setenv("FI_TCP_IFACE", name, 0);
+        setenv("FI_SOCKETS_IFACE", name, 0);
+    }
+}
+
 static int fabric_open(void)
 {
     if (fab.lib != NULL) {
         return 0;
     }
     setenv("IPATH_NO_BACKTRACE", "1", 0);
+    pin_interface();
     fab.lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
     if (fab.lib == NULL) {
         weft_log_error("netmod: cannot open libfabric.so.1: %s", dlerror());
