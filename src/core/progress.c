@@ -81,20 +81,32 @@ int weft_progress_poll(void)
     return events + weft_progress_hooks_run();
 }
 
-/* Sleep until a local peer rings us or, with a netmod that has a wait fd,
- * until network traffic arrives. Timeouts: 2 ms on the futex alone (some
- * events do not come through a ring); with the fabric's fd, 100 ms, so the
- * netmod's once-a-second keepalives still go out from a blocked rank. */
-static void wait_sleep(void)
+/* What to sleep on, decided under the big lock (the netmod's trywait and
+ * keepalives touch its state): the fabric's wait fd (>= 0), the futex alone
+ * (-1), or nothing: events are pending, poll again (-2). */
+static int wait_sleep_fd(void)
 {
     const weft_transport_ops_t *net = weft_dev.netmod;
     int                         fd  = net != NULL ? net->wait_fd() : -1;
 
     if (fd < 0) {
-        weft_shm_sleep(2000);
-        return;
+        return -1;
     }
-    if (net->wait_ready() && weft_shm_sleep_fd(fd, 100000) < 0) {
+    if (!net->wait_ready()) {
+        return -2;
+    }
+    return weft_shm_sleep_fd_prepare() == 0 ? fd : -1;
+}
+
+/* Sleep until a local peer rings us or, with a netmod that has a wait fd,
+ * until network traffic arrives. Timeouts: 2 ms on the futex alone (some
+ * events do not come through a ring); with the fabric's fd, 100 ms, so the
+ * netmod's once-a-second keepalives still go out from a blocked rank. */
+static void wait_sleep(int fd)
+{
+    if (fd >= 0) {
+        weft_shm_sleep_fd(fd, 100000);
+    } else {
         weft_shm_sleep(2000);
     }
 }
@@ -127,12 +139,16 @@ void weft_wait_step(weft_wait_t *w)
         } else {
             /* Drop the big lock while asleep; a sender's futex wake (or the
              * timeout, for events that do not come through a ring) ends it. */
+            int fd = wait_sleep_fd();
+            if (fd == -2) {
+                break;
+            }
             int depth = weft_cs_depth;
             if (weft_runtime.thread_multiple && depth > 0) {
                 weft_cs_depth = 0;
                 pthread_mutex_unlock(&weft_big_lock);
             }
-            wait_sleep();
+            wait_sleep(fd);
             if (weft_runtime.thread_multiple && depth > 0) {
                 pthread_mutex_lock(&weft_big_lock);
                 weft_cs_depth = depth;

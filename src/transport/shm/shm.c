@@ -585,13 +585,8 @@ void weft_shm_sleep(long timeout_us)
     __atomic_store_n(&c->sleeping, SLEEP_AWAKE, __ATOMIC_RELAXED);
 }
 
-int weft_shm_sleep_fd(int fd, long timeout_us)
+int weft_shm_sleep_fd_prepare(void)
 {
-    shm_rank_ctl_t *c = &shm.ctl[shm.me];
-    struct pollfd   pfd[2];
-    char            drain[64];
-    int             rc;
-
     if (shm.bell_in == -2) {
         return -1; /* could not make the socket: said so once */
     }
@@ -609,6 +604,16 @@ int weft_shm_sleep_fd(int fd, long timeout_us)
             return -1;
         }
     }
+    return 0;
+}
+
+int weft_shm_sleep_fd(int fd, long timeout_us)
+{
+    shm_rank_ctl_t *c = &shm.ctl[shm.me];
+    struct pollfd   pfd[2];
+    char            drain[64];
+    int             rc;
+
     pfd[0].fd     = shm.bell_in;
     pfd[0].events = POLLIN;
     pfd[1].fd     = fd;

@@ -102,8 +102,10 @@ void     weft_shm_coop_cancel(int peer, uint64_t handle);
  * passes, unless a message is already waiting. */
 void weft_shm_sleep(long timeout_us);
 /* The same, also waking when fd (the netmod's wait object) becomes readable.
- * Returns poll()'s result (0 timeout), or -1 when this cannot sleep (message
- * printed once; the caller falls back to weft_shm_sleep). */
+ * prepare (under the caller's lock) makes our wake socket once: 0, or -1
+ * when fd sleeps are impossible (message printed once; use weft_shm_sleep).
+ * sleep_fd returns poll()'s result (0: timeout). */
+int  weft_shm_sleep_fd_prepare(void);
 int  weft_shm_sleep_fd(int fd, long timeout_us);
 
 #endif
