@@ -90,7 +90,8 @@ SLACK = 0.02                      # clock reads around the sleeps
 def test_time_in_mpi(np, tmp_path):
     """Time inside MPI calls: sleeps outside MPI are never counted (hard bound:
     mpi <= wall - sleep), blocking inside MPI is (lower bound with room for
-    the barrier's release skew on a loaded, oversubscribed machine), and it
+    the ranks' start and barrier-release skew on a loaded, oversubscribed
+    machine), and it
     is split by call class."""
     path = tmp_path / "t.json"
     p = run_prog("mpit_mpitime", np, {"WEFT_REPORT": "1", "WEFT_REPORT_FILE": str(path)})
@@ -105,9 +106,9 @@ def test_time_in_mpi(np, tmp_path):
         if np == 1:
             assert mpi < 0.1, row
         elif r == 0:
-            assert cls["pt2pt"] >= INSIDE_S - 0.2, row  # waited in MPI_Recv for the senders
+            assert cls["pt2pt"] >= INSIDE_S - 0.25, row  # waited in MPI_Recv for the senders
         else:
-            assert cls["coll"] >= OUTSIDE_S - 0.2, row  # waited in MPI_Barrier for rank 0
+            assert cls["coll"] >= OUTSIDE_S - 0.3, row  # waited in MPI_Barrier for rank 0
     rows = [l.split() for l in p.stderr.splitlines() if l.startswith("weft report:")]
     head = next(r for r in rows if "mpi_s" in r)
     col = head.index("mpi_s")
