@@ -36,7 +36,24 @@ typedef struct {
     int    pipe_slots;      /* slots per ordered pair */
     int    use_cma;         /* wanted; the init probe may still refuse */
     int    wake_on_send;    /* blocking wait policy: senders wake sleepers */
+    long   cma_extra_ns;    /* testing: added to the measured CMA cost */
+    const void *node_facts; /* local rank 0: weft_shm_costs_t with the cpu fields filled */
 } weft_shm_config_t;
+
+/* Mechanism costs measured once per job by local rank 0 at init, with the
+ * CPU it describes (its config->node_facts), read by every local rank from
+ * the segment so all ranks derive the same thresholds. Zero when nothing
+ * was measured (fewer than 2 local ranks; cma_ns also without CMA). */
+typedef struct {
+    uint64_t probe_bytes; /* bytes moved by each measured operation */
+    uint64_t cma_ns;      /* one process_vm_readv of probe_bytes (+ cma_extra_ns) */
+    uint64_t copy_ns;     /* one memcpy of probe_bytes within this process */
+    uint64_t init_ns;     /* what the measurement cost rank 0 */
+    uint64_t l2_bytes;    /* L2 cache bytes (0 unknown) */
+    char     cpu_vendor[16];
+    int32_t  cpu_family;  /* -1 unknown */
+    int32_t  cpu_model;
+} weft_shm_costs_t;
 
 /* Create/map the node segment (collective over the job through PMI fences),
  * probe CMA, unlink the segment. Returns 0 or -1 (message printed). */
@@ -46,6 +63,9 @@ void weft_shm_fini(void);
 
 /* CMA usable between every pair of local ranks (probed at init). */
 int weft_shm_cma_enabled(void);
+
+/* The node's measured mechanism costs (see weft_shm_costs_t). */
+void weft_shm_costs(weft_shm_costs_t *costs);
 
 /* Largest payload one message can carry. */
 size_t weft_shm_max_payload(void);
