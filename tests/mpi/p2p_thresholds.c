@@ -99,8 +99,8 @@ int main(int argc, char **argv)
     size_t edges[] = {(size_t)v[0], (size_t)v[1], 65536 /* pipeline slot */, 4096};
     for (size_t e = 0; e < sizeof(edges) / sizeof(edges[0]); e++) {
         for (int delta = -1; delta <= 1; delta++) {
-            if (edges[e] == 0 && delta < 1) {
-                continue;
+            if ((edges[e] == 0 && delta < 1) || edges[e] > (8u << 20)) {
+                continue; /* a threshold past 8 MiB (a simulated slow CMA) is not sent */
             }
             size_t n = edges[e] + (size_t)delta;
             for (int d = 1; d <= size; d++) { /* d == size: self */

@@ -142,7 +142,7 @@ static int result(const char *w, weft_p2p_thresholds_t *t, int apply)
 int weft_p2p_thresholds_rules(const char *text, const char *path, const weft_shm_costs_t *costs,
                               weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen)
 {
-    int lineno = 0;
+    int lineno = 0, matched = 0;
 
     *foreign = 0;
     for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
@@ -192,14 +192,14 @@ int weft_p2p_thresholds_rules(const char *text, const char *path, const weft_shm
                 return -1;
             }
         }
-        if (!holds) {
+        if (!holds || matched) { /* later lines are still checked */
             continue;
         }
         for (int i = colon + 1; i < n; i++) {
             result(words[i], t, 1);
         }
         snprintf(t->table, sizeof(t->table), "%s line %d", path, lineno);
-        return 1;
+        matched = 1;
     }
-    return 0;
+    return matched;
 }
