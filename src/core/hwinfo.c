@@ -11,13 +11,8 @@
  *                          L2Cache, L1Cache, Core, PU (types the machine has)
  *   <Type>_on_host         the same count over the whole host
  * The topology is loaded on the first call and kept until finalize.
- * weft_hw_cpu (hwinfo.h) describes the CPU for the protocol tuning.
  */
-#include "core/hwinfo.h"
-
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <hwloc.h>
 
 #include "api_impl.h"
@@ -111,30 +106,3 @@ int weft_get_hw_resource_info_impl(MPI_Info *hw_info)
     return MPI_SUCCESS;
 }
 
-static size_t first_cache(hwloc_obj_type_t type)
-{
-    hwloc_obj_t o = hwloc_get_obj_by_type(topo, type, 0);
-    return o != NULL && o->attr != NULL ? (size_t)o->attr->cache.size : 0;
-}
-
-int weft_hw_cpu(weft_hw_cpu_t *cpu)
-{
-    memset(cpu, 0, sizeof(*cpu));
-    cpu->family = cpu->model = -1;
-    if (topology() != 0) {
-        return -1;
-    }
-    /* x86 hwloc puts CPUVendor/CPUFamilyNumber/CPUModelNumber on packages */
-    hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
-    const char *v   = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUVendor") : NULL;
-    const char *f   = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUFamilyNumber") : NULL;
-    const char *m   = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUModelNumber") : NULL;
-    if (v != NULL) {
-        snprintf(cpu->vendor, sizeof(cpu->vendor), "%s", v);
-    }
-    cpu->family   = f ? atoi(f) : -1;
-    cpu->model    = m ? atoi(m) : -1;
-    cpu->l2_bytes = first_cache(HWLOC_OBJ_L2CACHE);
-    cpu->l3_bytes = first_cache(HWLOC_OBJ_L3CACHE);
-    return 0;
-}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * The CPU this process runs on, from hwloc (core/hwinfo.c), for choosing
+ * The CPU this process runs on, from hwloc (core/hwcpu.c), for choosing
  * protocol thresholds by architecture.
  */
 #ifndef WEFT_CORE_HWINFO_H
@@ -18,7 +18,7 @@ typedef struct {
 } weft_hw_cpu_t;
 
 /* Fill cpu; 0, or -1 when hwloc cannot load the topology (fields unknown).
- * Loads the topology once (kept until finalize). */
+ * Loads a topology for the call (milliseconds: call once). */
 int weft_hw_cpu(weft_hw_cpu_t *cpu);
 
 #endif

@@ -203,3 +203,72 @@ int weft_p2p_thresholds_rules(const char *text, const char *path, const weft_shm
     }
     return matched;
 }
+
+static char *read_file(const char *path)
+{
+    FILE *f    = fopen(path, "r");
+    char *text = NULL;
+    long  len;
+
+    if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (text = calloc(1, (size_t)len + 1)) && fread(text, 1, (size_t)len, f) != (size_t)len) {
+        free(text);
+        text = NULL;
+    }
+    if (f) {
+        fclose(f);
+    }
+    return text;
+}
+
+static void append(char *buf, size_t cap, const char *text)
+{
+    size_t used = strlen(buf);
+    snprintf(buf + used, cap - used, "%s", text);
+}
+
+int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payload,
+                               weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen)
+{
+    const char *file = weft_tunables.TUNING_FILE;
+
+    *foreign = 0;
+    weft_p2p_thresholds_measured(costs, ring_payload, t);
+    if (weft_tunables.SMP_TUNING == 1) { /* fixed */
+        t->eager_limit   = weft_tunables.SMP_EAGERSIZE;
+        t->cma_threshold = weft_tunables.SMP_CMA_THRESHOLD;
+        snprintf(t->table, sizeof(t->table), "fixed");
+        snprintf(t->why, sizeof(t->why), "WEFT_SMP_TUNING=fixed");
+    } else if (file != NULL && file[0] != '\0') {
+        char *text = read_file(file);
+        if (text == NULL) {
+            snprintf(err, errlen, "WEFT_TUNING_FILE=%s: cannot read the file", file);
+            return -1;
+        }
+        int rc = weft_p2p_thresholds_rules(text, file, costs, t, foreign, err, errlen);
+        free(text);
+        if (rc < 0) {
+            return -1;
+        }
+        if (rc > 0) {
+            snprintf(t->why, sizeof(t->why), "first pt2pt rule matching %s family %d "
+                     "(CMA %llu ns, copy %llu ns)", costs->cpu_vendor, (int)costs->cpu_family,
+                     (unsigned long long)costs->cma_ns, (unsigned long long)costs->copy_ns);
+        } else {
+            append(t->why, sizeof(t->why), " (no pt2pt rule of WEFT_TUNING_FILE matched)");
+        }
+    }
+    if (weft_tunables_source(WEFT_TUNABLE_SMP_EAGERSIZE) != WEFT_TSOURCE_DEFAULT) {
+        t->eager_limit = weft_tunables.SMP_EAGERSIZE;
+        append(t->why, sizeof(t->why), "; eager limit set by WEFT_SMP_EAGERSIZE");
+    }
+    if (weft_tunables_source(WEFT_TUNABLE_SMP_CMA_THRESHOLD) != WEFT_TSOURCE_DEFAULT) {
+        t->cma_threshold = weft_tunables.SMP_CMA_THRESHOLD;
+        append(t->why, sizeof(t->why), "; CMA threshold set by WEFT_SMP_CMA_THRESHOLD");
+    }
+    if (t->eager_limit > ring_payload) {
+        t->eager_limit = ring_payload;
+        append(t->why, sizeof(t->why), "; eager limit capped by WEFT_SMP_QUEUE_LENGTH");
+    }
+    return 0;
+}

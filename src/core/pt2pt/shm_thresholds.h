@@ -33,4 +33,12 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *costs, size_t ring_pay
 int weft_p2p_thresholds_rules(const char *text, const char *path, const weft_shm_costs_t *costs,
                               weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen);
 
+/* The thresholds in force: WEFT_SMP_TUNING=fixed, else the first matching
+ * rule of WEFT_TUNING_FILE, else the measured choice; an explicitly set
+ * WEFT_SMP_EAGERSIZE / WEFT_SMP_CMA_THRESHOLD wins over either; the eager
+ * limit is capped at ring_payload. 0, or -1 with a message in err (file
+ * unreadable or bad). *foreign as above. */
+int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payload,
+                               weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen);
+
 #endif

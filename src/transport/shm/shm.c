@@ -65,7 +65,7 @@ typedef struct {
     int32_t  pid;
     uint32_t cma_ok;
     uint64_t probe_addr;
-    uint64_t probe_area;  /* SHM_COST_PROBE_BYTES the next rank reads to time CMA */
+    uint64_t probe_area;  /* WEFT_SHM_COST_PROBE_BYTES rank 0 reads to time CMA */
     weft_shm_costs_t costs; /* local rank 0's measurement (only its own is read) */
     char     pad[128 - 32 - sizeof(weft_shm_costs_t)];
 } shm_rank_ctl_t;
@@ -77,12 +77,6 @@ typedef struct {
     uint64_t word[SHM_BELL_WORDS];
     char     pad[128 - (SHM_BELL_WORDS * 8) % 128];
 } shm_bell_t;
-
-/* Cost probe at init: a few pages, as the rendezvous of a medium message
- * pins and copies; the fastest of a few repetitions (the first warms the
- * page tables) keeps scheduler noise out. */
-#define SHM_COST_PROBE_BYTES (16u << 10)
-#define SHM_COST_PROBE_REPS  5
 
 typedef struct {
     uint64_t consumed; /* cells the receiver has finished with */
@@ -156,7 +150,7 @@ static struct {
 } shm;
 
 static volatile uint64_t cma_probe_word;
-static char cost_probe_area[SHM_COST_PROBE_BYTES] __attribute__((aligned(4096)));
+static char cost_probe_area[WEFT_SHM_COST_PROBE_BYTES] __attribute__((aligned(4096)));
 static weft_shm_costs_t costs;
 
 static size_t align_up(size_t v, size_t a)
@@ -193,42 +187,11 @@ static int cma_probe(void)
     return value == (0x5765667400000000ull | (uint32_t)shm.ctl[peer].pid);
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Local rank 0: time a CMA read of local rank 1's probe area and a memcpy
- * of the same size (the copy every shared-memory protocol pays), the
- * fastest of SHM_COST_PROBE_REPS each. */
+/* Local rank 0: costs of reading local rank 1's probe area (shm_cost.c). */
 static void measure_costs(int cma_ok, long cma_extra_ns)
 {
-    static char  local[SHM_COST_PROBE_BYTES] __attribute__((aligned(4096)));
-    uint64_t     t0 = now_ns(), best_cma = UINT64_MAX, best_copy = UINT64_MAX;
-    struct iovec l = {local, sizeof(local)};
-    struct iovec r = {(void *)(uintptr_t)shm.ctl[1].probe_area, sizeof(local)};
-
-    for (int i = 0; i < SHM_COST_PROBE_REPS; i++) {
-        uint64_t a = now_ns();
-        memcpy(local, cost_probe_area, sizeof(local));
-        __asm__ __volatile__("" ::: "memory"); /* keep the copy */
-        uint64_t b = now_ns();
-        best_copy = b - a < best_copy ? b - a : best_copy;
-        if (cma_ok) {
-            if (process_vm_readv(shm.ctl[1].pid, &l, 1, &r, 1, 0) != (ssize_t)sizeof(local)) {
-                cma_ok = 0; /* the probe said yes; keep the cost unknown then */
-                continue;
-            }
-            uint64_t c = now_ns();
-            best_cma = c - b < best_cma ? c - b : best_cma;
-        }
-    }
-    costs.probe_bytes = SHM_COST_PROBE_BYTES;
-    costs.copy_ns     = best_copy > 0 ? best_copy : 1;
-    costs.cma_ns      = cma_ok ? best_cma + (uint64_t)(cma_extra_ns > 0 ? cma_extra_ns : 0) : 0;
-    costs.init_ns     = now_ns() - t0;
+    weft_shm_measure_costs(shm.ctl[1].pid, (const void *)(uintptr_t)shm.ctl[1].probe_area,
+                           cost_probe_area, cma_ok, cma_extra_ns, &costs);
 }
 
 int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_config_t *config,

@@ -64,6 +64,21 @@ void weft_shm_fini(void);
 /* CMA usable between every pair of local ranks (probed at init). */
 int weft_shm_cma_enabled(void);
 
+/* Bytes of the cost probe: a few pages, as the rendezvous of a medium
+ * message pins and copies. */
+#define WEFT_SHM_COST_PROBE_BYTES (16u << 10)
+
+/* Measure into costs (the cpu fields are kept): one memcpy of
+ * WEFT_SHM_COST_PROBE_BYTES from local_src and, when cma_ok, one
+ * process_vm_readv of as many bytes at remote_src in process pid (plus
+ * cma_extra_ns); the fastest of a few each. Self-contained (shm_cost.c), so
+ * weft-info measures the same way outside a job. */
+void weft_shm_measure_costs(pid_t pid, const void *remote_src, const void *local_src, int cma_ok,
+                            long cma_extra_ns, weft_shm_costs_t *costs);
+
+/* weft_shm_max_payload for a ring of ring_bytes (weft_shm_config_t). */
+size_t weft_shm_ring_payload(size_t ring_bytes);
+
 /* The node's measured mechanism costs (see weft_shm_costs_t). */
 void weft_shm_costs(weft_shm_costs_t *costs);
 
