@@ -3,17 +3,23 @@
  *
  * Intra-node thresholds by architecture.
  *
- * Model (costs from transport/shm's init probe, a few pages each):
- *   eager       two copies (sender into the ring, receiver out of it)
- *   CMA         one copy plus a fixed cost F = cma_ns - copy_ns (system
- *               call, page pinning), plus the RTS/FIN exchange
- *   pipeline    two copies through cache-sized slots, overlapped
- * A second copy of n bytes costs n / B (B = probe_bytes / copy_ns), so two
- * copies beat CMA below n* = F * B. Eager carries what fits in the ring
- * with room for a few messages in flight (a quarter of it); the pipeline the
- * rest up to n*; CMA everything larger. On a machine where CMA costs ~1 us
- * (Intel here) n* is ~16 KiB; where it costs ~3 us (the AMD VM) it is
- * ~64-128 KiB, which is where the eager/rendezvous cliff came from.
+ * Model (costs from transport/shm's init probe: CMA reads of 4 and 16 KiB
+ * from another process, whose line through both gives CMA's fixed cost F
+ * (system call, page pinning) and its copy rate B across processes):
+ *   eager       two copies (sender into the ring, receiver out of it),
+ *               no handshake
+ *   pipeline    two copies through cache-sized slots after an RTS/CTS
+ *   CMA         one copy at B plus F, after an RTS
+ * Two copies beat one copy plus F below F * B. Two corrections, calibrated
+ * on the AMD VM (bw at np 2: eager 64 KiB 7.3 GB/s, CMA 64 KiB 1.8 GB/s,
+ * while the probe predicts ~13): eager's two copies run on both cores at
+ * once (x2), and a rendezvous adds the RTS/FIN exchange and pins pages
+ * not hot in the TLB as the probe's are (x2). So n* = 4 F B, rounded to
+ * the nearest power of two (stable against probe noise). Eager carries what fits
+ * in the ring with room for a few messages in flight (a quarter of it); the
+ * pipeline the rest up to n*; CMA everything larger. Where CMA costs ~1 us
+ * (the Intel machine) n* is ~16 KiB; where it costs ~3 us (the AMD VM)
+ * several times that, which is where the eager/rendezvous cliff came from.
  */
 #include "core/pt2pt/shm_thresholds.h"
 
@@ -27,6 +33,8 @@
 /* Without a measurement (no second local rank): the old fixed values. */
 #define FIXED_EAGER (8u << 10)
 #define MIN_EAGER   (4u << 10)
+/* n* = RNDV_OVERHEAD_FACTOR * F * B (see top) */
+#define RNDV_OVERHEAD_FACTOR 4.0
 
 static size_t pow2_floor(size_t v)
 {
@@ -50,7 +58,6 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
         snprintf(t->why, sizeof(t->why), "no other local rank: nothing measured");
         return;
     }
-    double bytes_per_ns = (double)c->probe_bytes / (double)c->copy_ns;
     if (c->cma_ns == 0) { /* no CMA: the pipeline is the only rendezvous */
         t->eager_limit   = ring_cap;
         t->cma_threshold = 0;
@@ -60,9 +67,18 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
                  ring_cap);
         return;
     }
-    double fixed_ns = c->cma_ns > c->copy_ns ? (double)(c->cma_ns - c->copy_ns) : 0.0;
-    double cross    = fixed_ns * bytes_per_ns; /* n*: two copies cost as much as CMA */
-    size_t nstar    = cross >= (double)((size_t)1 << 40) ? (size_t)1 << 40 : pow2_floor((size_t)cross);
+    /* the line through (probe/4, cma_page_ns) and (probe, cma_ns) */
+    double q        = (double)c->probe_bytes / 4.0;
+    double slope    = ((double)c->cma_ns - (double)c->cma_page_ns) / (3.0 * q); /* ns per byte */
+    double min_rate = (double)c->probe_bytes / (double)c->copy_ns / 16.0; /* sanity floor */
+    double rate     = slope > 0 && 1.0 / slope > min_rate ? 1.0 / slope : min_rate;
+    double fixed_ns = (double)c->cma_page_ns - q / rate;
+    if (fixed_ns < 0) {
+        fixed_ns = 0;
+    }
+    double cross    = RNDV_OVERHEAD_FACTOR * fixed_ns * rate; /* n* (see top) */
+    size_t nstar    = cross >= (double)((size_t)1 << 40) ? (size_t)1 << 40
+                                                          : pow2_floor((size_t)(cross * 1.41421356));
     size_t eager    = nstar < ring_cap ? nstar : ring_cap;
 
     if (eager < MIN_EAGER) {
@@ -72,13 +88,14 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
     t->cma_threshold = nstar > eager ? nstar : 0; /* 0: CMA from the eager limit on */
     snprintf(t->table, sizeof(t->table), "measured");
     snprintf(t->why, sizeof(t->why),
-             "%s family %d, L2 %llu KiB: CMA %llu ns vs copy %llu ns per %llu KiB "
-             "(fixed cost %.0f ns = %.1f KiB of copying) -> eager <= %zu (ring cap %zu), "
-             "2-copy pipeline below %zu, CMA above",
+             "%s family %d, L2 %llu KiB: CMA %llu ns per 4 KiB, %llu ns per 16 KiB -> fixed "
+             "cost %.0f ns, %.1f GB/s -> n* %.1f KiB -> eager <= %zu (ring cap %zu), "
+             "%s%zu",
              c->cpu_vendor[0] ? c->cpu_vendor : "unknown CPU", (int)c->cpu_family,
-             (unsigned long long)(c->l2_bytes >> 10), (unsigned long long)c->cma_ns,
-             (unsigned long long)c->copy_ns, (unsigned long long)(c->probe_bytes >> 10), fixed_ns,
-             cross / 1024.0, eager, ring_cap, t->cma_threshold > eager ? t->cma_threshold : eager);
+             (unsigned long long)(c->l2_bytes >> 10), (unsigned long long)c->cma_page_ns,
+             (unsigned long long)c->cma_ns, fixed_ns, rate, cross / 1024.0, eager, ring_cap,
+             t->cma_threshold > eager ? "2-copy pipeline up to CMA from " : "CMA above ",
+             t->cma_threshold > eager ? t->cma_threshold : eager);
 }
 
 /* ---- rules file ---------------------------------------------------------- */

@@ -47,6 +47,7 @@ typedef struct {
 typedef struct {
     uint64_t probe_bytes; /* bytes moved by each measured operation */
     uint64_t cma_ns;      /* one process_vm_readv of probe_bytes (+ cma_extra_ns) */
+    uint64_t cma_page_ns; /* one of a quarter of probe_bytes (+ cma_extra_ns) */
     uint64_t copy_ns;     /* one memcpy of probe_bytes within this process */
     uint64_t init_ns;     /* what the measurement cost rank 0 */
     uint64_t l2_bytes;    /* L2 cache bytes (0 unknown) */
@@ -70,8 +71,8 @@ int weft_shm_cma_enabled(void);
 
 /* Measure into costs (the cpu fields are kept): one memcpy of
  * WEFT_SHM_COST_PROBE_BYTES from local_src and, when cma_ok, one
- * process_vm_readv of as many bytes at remote_src in process pid (plus
- * cma_extra_ns); the fastest of a few each. Self-contained (shm_cost.c), so
+ * process_vm_readv of as many bytes, and one of a quarter of them, at
+ * remote_src in process pid (plus cma_extra_ns); the fastest of a few each. Self-contained (shm_cost.c), so
  * weft-info measures the same way outside a job. */
 void weft_shm_measure_costs(pid_t pid, const void *remote_src, const void *local_src, int cma_ok,
                             long cma_extra_ns, weft_shm_costs_t *costs);

@@ -24,9 +24,11 @@ void weft_shm_measure_costs(pid_t pid, const void *remote_src, const void *local
                             long cma_extra_ns, weft_shm_costs_t *costs)
 {
     static char  local[WEFT_SHM_COST_PROBE_BYTES] __attribute__((aligned(4096)));
-    uint64_t     t0 = now_ns(), best_cma = UINT64_MAX, best_copy = UINT64_MAX;
+    uint64_t     t0 = now_ns(), best_cma = UINT64_MAX, best_copy = UINT64_MAX, best_page = UINT64_MAX;
     struct iovec l = {local, sizeof(local)};
     struct iovec r = {(void *)(uintptr_t)remote_src, sizeof(local)};
+    struct iovec lq = {local, sizeof(local) / 4};
+    struct iovec rq = {(void *)(uintptr_t)remote_src, sizeof(local) / 4};
 
     for (int i = 0; i < COST_PROBE_REPS; i++) {
         uint64_t a = now_ns();
@@ -41,11 +43,19 @@ void weft_shm_measure_costs(pid_t pid, const void *remote_src, const void *local
             }
             uint64_t c = now_ns();
             best_cma = c - b < best_cma ? c - b : best_cma;
+            if (process_vm_readv(pid, &lq, 1, &rq, 1, 0) != (ssize_t)lq.iov_len) {
+                cma_ok = 0;
+                continue;
+            }
+            uint64_t d = now_ns();
+            best_page = d - c < best_page ? d - c : best_page;
         }
     }
     costs->probe_bytes = WEFT_SHM_COST_PROBE_BYTES;
     costs->copy_ns     = best_copy > 0 ? best_copy : 1;
-    costs->cma_ns      = cma_ok ? best_cma + (uint64_t)(cma_extra_ns > 0 ? cma_extra_ns : 0) : 0;
+    uint64_t extra     = (uint64_t)(cma_extra_ns > 0 ? cma_extra_ns : 0);
+    costs->cma_ns      = cma_ok ? best_cma + extra : 0;
+    costs->cma_page_ns = cma_ok ? best_page + extra : 0;
     costs->init_ns     = now_ns() - t0;
 }
 
