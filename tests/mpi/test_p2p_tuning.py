@@ -72,3 +72,26 @@ def test_bad_tuning_file_fails_init(tmp_path):
     assert "MPI_Init" in err and "bad.rules:2" in err and "l3=5" in err, err
     err = run({"WEFT_TUNING_FILE": str(tmp_path / "missing.rules")}, expect_ok=False)
     assert "missing.rules" in err and "cannot read" in err, err
+
+
+def test_weft_info_tuning_reports_choice(tmp_path):
+    info = str(PREFIX / "bin" / "weft-info")
+
+    def show(env):
+        p = subprocess.run([info, "--tuning"], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, **env))
+        assert p.returncode == 0, p.stderr
+        for key in ("CPU", "costs", "table", "eager limit", "CMA from", "why"):
+            assert re.search(r"^\s+%s\s" % key, p.stdout, re.M), p.stdout
+        eager = int(re.search(r"eager limit\s+(\d+)", p.stdout).group(1))
+        cma = int(re.search(r"CMA from\s+(\d+)", p.stdout).group(1))
+        return eager, cma, p.stdout
+
+    eager, cma, out = show({})
+    if "CMA unavailable" not in out:
+        s_eager, s_cma, _ = show({"WEFT_SMP_CMA_EXTRA_COST": "400000"})
+        assert s_cma > max(cma, eager) and s_eager >= eager
+    rules = tmp_path / "r.rules"
+    rules.write_text("pt2pt intra : eager_limit=12k cma_threshold=96k\n")
+    eager, cma, out = show({"WEFT_TUNING_FILE": str(rules)})
+    assert (eager, cma) == (12288, 98304) and "r.rules line 1" in out, out
