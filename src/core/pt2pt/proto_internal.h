@@ -74,11 +74,11 @@ typedef struct {
     int            rget;            /* netmod rendezvous by RMA read */
     size_t         cma_threshold;
     int            cma;
-    weft_p2p_thresholds_t tuning; /* intra-node thresholds and why (shm_tune.c) */
     weft_request_t posted;   /* sentinel of the posted-receive list */
     weft_unexp_t   unexp;    /* sentinel of the unexpected list */
     int            pending;  /* peers with queued work (fast skip) */
     int            sends_out; /* rendezvous sends not yet completed */
+    weft_p2p_thresholds_t tuning; /* intra-node thresholds and why (shm_tune.c); last: cold */
 } p2p_t;
 
 extern p2p_t p2p;
