@@ -312,8 +312,8 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
         shm.cma = shm.cma && shm.ctl[p].cma_ok;
     }
     costs = shm.n >= 2 ? shm.ctl[0].costs : (weft_shm_costs_t){0};
-    if (!shm.cma) {
-        costs.cma_ns = 0;
+    if (!shm.cma) { /* some pair cannot use CMA: nobody does */
+        costs.cma_ns = costs.cma_page_ns = 0;
     }
     return 0;
 }
