@@ -140,74 +140,77 @@ void *shmem_realloc(void *ptr, size_t size);
 void shmem_free(void *ptr);
 
 /* --- RMA --------------------------------------------------------------------- */
+/* Every RMA and atomic call also has a shmem_ctx_ form taking the context
+ * first; WEFT_SHMEM_CTXDECL declares both. */
+#define WEFT_SHMEM_CTXDECL(RET, NAME, ...)                                                         \
+    RET shmem_##NAME(__VA_ARGS__);                                                                \
+    RET shmem_ctx_##NAME(shmem_ctx_t ctx, __VA_ARGS__);
 #define WEFT_SHMEM_DECL_RMA(N, T)                                                                  \
-    void shmem_##N##_put(T *dest, const T *src, size_t nelems, int pe);                           \
-    void shmem_##N##_get(T *dest, const T *src, size_t nelems, int pe);                           \
-    void shmem_##N##_put_nbi(T *dest, const T *src, size_t nelems, int pe);                       \
-    void shmem_##N##_get_nbi(T *dest, const T *src, size_t nelems, int pe);                       \
-    void shmem_##N##_p(T *dest, T value, int pe);                                                 \
-    T shmem_##N##_g(const T *src, int pe);                                                        \
-    void shmem_##N##_iput(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,     \
-                          int pe);                                                                \
-    void shmem_##N##_iget(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,     \
-                          int pe);                                                                \
-    void shmem_##N##_put_signal(T *dest, const T *src, size_t nelems, uint64_t *sig_addr,         \
-                                uint64_t signal, int sig_op, int pe);                             \
-    void shmem_##N##_put_signal_nbi(T *dest, const T *src, size_t nelems, uint64_t *sig_addr,     \
-                                    uint64_t signal, int sig_op, int pe);
+    WEFT_SHMEM_CTXDECL(void, N##_put, T *dest, const T *src, size_t nelems, int pe)               \
+    WEFT_SHMEM_CTXDECL(void, N##_get, T *dest, const T *src, size_t nelems, int pe)               \
+    WEFT_SHMEM_CTXDECL(void, N##_put_nbi, T *dest, const T *src, size_t nelems, int pe)           \
+    WEFT_SHMEM_CTXDECL(void, N##_get_nbi, T *dest, const T *src, size_t nelems, int pe)           \
+    WEFT_SHMEM_CTXDECL(void, N##_p, T *dest, T value, int pe)                                     \
+    WEFT_SHMEM_CTXDECL(T, N##_g, const T *src, int pe)                                            \
+    WEFT_SHMEM_CTXDECL(void, N##_iput, T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst,       \
+                       size_t nelems, int pe)                                                     \
+    WEFT_SHMEM_CTXDECL(void, N##_iget, T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst,       \
+                       size_t nelems, int pe)                                                     \
+    WEFT_SHMEM_CTXDECL(void, N##_put_signal, T *dest, const T *src, size_t nelems,                \
+                       uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)                   \
+    WEFT_SHMEM_CTXDECL(void, N##_put_signal_nbi, T *dest, const T *src, size_t nelems,            \
+                       uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 WEFT_SHMEM_RMA_TYPES(WEFT_SHMEM_DECL_RMA)
 #define WEFT_SHMEM_DECL_SIZED(B, S)                                                                \
-    void shmem_put##B(void *dest, const void *src, size_t nelems, int pe);                        \
-    void shmem_get##B(void *dest, const void *src, size_t nelems, int pe);                        \
-    void shmem_put##B##_nbi(void *dest, const void *src, size_t nelems, int pe);                  \
-    void shmem_get##B##_nbi(void *dest, const void *src, size_t nelems, int pe);                  \
-    void shmem_iput##B(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,  \
-                       int pe);                                                                   \
-    void shmem_iget##B(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,  \
-                       int pe);                                                                   \
-    void shmem_put##B##_signal(void *dest, const void *src, size_t nelems, uint64_t *sig_addr,    \
-                               uint64_t signal, int sig_op, int pe);                              \
-    void shmem_put##B##_signal_nbi(void *dest, const void *src, size_t nelems,                    \
-                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+    WEFT_SHMEM_CTXDECL(void, put##B, void *dest, const void *src, size_t nelems, int pe)          \
+    WEFT_SHMEM_CTXDECL(void, get##B, void *dest, const void *src, size_t nelems, int pe)          \
+    WEFT_SHMEM_CTXDECL(void, put##B##_nbi, void *dest, const void *src, size_t nelems, int pe)    \
+    WEFT_SHMEM_CTXDECL(void, get##B##_nbi, void *dest, const void *src, size_t nelems, int pe)    \
+    WEFT_SHMEM_CTXDECL(void, iput##B, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,  \
+                       size_t nelems, int pe)                                                     \
+    WEFT_SHMEM_CTXDECL(void, iget##B, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,  \
+                       size_t nelems, int pe)                                                     \
+    WEFT_SHMEM_CTXDECL(void, put##B##_signal, void *dest, const void *src, size_t nelems,         \
+                       uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)                   \
+    WEFT_SHMEM_CTXDECL(void, put##B##_signal_nbi, void *dest, const void *src, size_t nelems,     \
+                       uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 WEFT_SHMEM_SIZES(WEFT_SHMEM_DECL_SIZED)
-void shmem_putmem(void *dest, const void *src, size_t nelems, int pe);
-void shmem_getmem(void *dest, const void *src, size_t nelems, int pe);
-void shmem_putmem_nbi(void *dest, const void *src, size_t nelems, int pe);
-void shmem_getmem_nbi(void *dest, const void *src, size_t nelems, int pe);
-void shmem_putmem_signal(void *dest, const void *src, size_t nelems, uint64_t *sig_addr,
-                         uint64_t signal, int sig_op, int pe);
-void shmem_putmem_signal_nbi(void *dest, const void *src, size_t nelems, uint64_t *sig_addr,
-                             uint64_t signal, int sig_op, int pe);
+WEFT_SHMEM_CTXDECL(void, putmem, void *dest, const void *src, size_t nelems, int pe)
+WEFT_SHMEM_CTXDECL(void, getmem, void *dest, const void *src, size_t nelems, int pe)
+WEFT_SHMEM_CTXDECL(void, putmem_nbi, void *dest, const void *src, size_t nelems, int pe)
+WEFT_SHMEM_CTXDECL(void, getmem_nbi, void *dest, const void *src, size_t nelems, int pe)
+WEFT_SHMEM_CTXDECL(void, putmem_signal, void *dest, const void *src, size_t nelems,
+                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+WEFT_SHMEM_CTXDECL(void, putmem_signal_nbi, void *dest, const void *src, size_t nelems,
+                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr);
 
 /* --- atomics ----------------------------------------------------------------- */
 #define WEFT_SHMEM_DECL_AMO_EXT(N, T)                                                              \
-    T shmem_##N##_atomic_fetch(const T *source, int pe);                                          \
-    void shmem_##N##_atomic_set(T *dest, T value, int pe);                                        \
-    T shmem_##N##_atomic_swap(T *dest, T value, int pe);                                          \
-    void shmem_##N##_atomic_fetch_nbi(T *fetch, const T *source, int pe);                         \
-    void shmem_##N##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe);
+    WEFT_SHMEM_CTXDECL(T, N##_atomic_fetch, const T *source, int pe)                              \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_set, T *dest, T value, int pe)                            \
+    WEFT_SHMEM_CTXDECL(T, N##_atomic_swap, T *dest, T value, int pe)                              \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_fetch_nbi, T *fetch, const T *source, int pe)             \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_swap_nbi, T *fetch, T *dest, T value, int pe)
 WEFT_SHMEM_AMO_EXT_TYPES(WEFT_SHMEM_DECL_AMO_EXT)
 #define WEFT_SHMEM_DECL_AMO_STD(N, T)                                                              \
-    T shmem_##N##_atomic_compare_swap(T *dest, T cond, T value, int pe);                          \
-    T shmem_##N##_atomic_fetch_inc(T *dest, int pe);                                              \
-    void shmem_##N##_atomic_inc(T *dest, int pe);                                                 \
-    T shmem_##N##_atomic_fetch_add(T *dest, T value, int pe);                                     \
-    void shmem_##N##_atomic_add(T *dest, T value, int pe);                                        \
-    void shmem_##N##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe);         \
-    void shmem_##N##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe);                             \
-    void shmem_##N##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe);
+    WEFT_SHMEM_CTXDECL(T, N##_atomic_compare_swap, T *dest, T cond, T value, int pe)              \
+    WEFT_SHMEM_CTXDECL(T, N##_atomic_fetch_inc, T *dest, int pe)                                  \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_inc, T *dest, int pe)                                     \
+    WEFT_SHMEM_CTXDECL(T, N##_atomic_fetch_add, T *dest, T value, int pe)                         \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_add, T *dest, T value, int pe)                            \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_compare_swap_nbi, T *fetch, T *dest, T cond, T value,     \
+                       int pe)                                                                    \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_fetch_inc_nbi, T *fetch, T *dest, int pe)                 \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_fetch_add_nbi, T *fetch, T *dest, T value, int pe)
 WEFT_SHMEM_AMO_STD_TYPES(WEFT_SHMEM_DECL_AMO_STD)
+#define WEFT_SHMEM_DECL_AMO_BIT_OP(N, T, OP)                                                       \
+    WEFT_SHMEM_CTXDECL(T, N##_atomic_fetch_##OP, T *dest, T value, int pe)                        \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_##OP, T *dest, T value, int pe)                           \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_fetch_##OP##_nbi, T *fetch, T *dest, T value, int pe)
 #define WEFT_SHMEM_DECL_AMO_BIT(N, T)                                                              \
-    T shmem_##N##_atomic_fetch_and(T *dest, T value, int pe);                                     \
-    void shmem_##N##_atomic_and(T *dest, T value, int pe);                                        \
-    T shmem_##N##_atomic_fetch_or(T *dest, T value, int pe);                                      \
-    void shmem_##N##_atomic_or(T *dest, T value, int pe);                                         \
-    T shmem_##N##_atomic_fetch_xor(T *dest, T value, int pe);                                     \
-    void shmem_##N##_atomic_xor(T *dest, T value, int pe);                                        \
-    void shmem_##N##_atomic_fetch_and_nbi(T *fetch, T *dest, T value, int pe);                    \
-    void shmem_##N##_atomic_fetch_or_nbi(T *fetch, T *dest, T value, int pe);                     \
-    void shmem_##N##_atomic_fetch_xor_nbi(T *fetch, T *dest, T value, int pe);
+    WEFT_SHMEM_DECL_AMO_BIT_OP(N, T, and)                                                         \
+    WEFT_SHMEM_DECL_AMO_BIT_OP(N, T, or) WEFT_SHMEM_DECL_AMO_BIT_OP(N, T, xor)
 WEFT_SHMEM_AMO_BIT_TYPES(WEFT_SHMEM_DECL_AMO_BIT)
 
 /* --- point-to-point synchronisation -------------------------------------------- */
@@ -245,6 +248,8 @@ void shmem_barrier_all(void);
 void shmem_sync_all(void);
 void shmem_quiet(void);
 void shmem_fence(void);
+void shmem_ctx_quiet(shmem_ctx_t ctx);
+void shmem_ctx_fence(shmem_ctx_t ctx);
 void shmem_set_lock(long *lock);
 void shmem_clear_lock(long *lock);
 int shmem_test_lock(long *lock);

@@ -19,7 +19,8 @@ struct weft_shmem_state weft_shmem;
 static struct weft_shmem_team team_world, team_shared;
 shmem_team_t SHMEM_TEAM_WORLD = &team_world;
 shmem_team_t SHMEM_TEAM_SHARED = &team_shared;
-shmem_ctx_t SHMEM_CTX_DEFAULT = (shmem_ctx_t)&team_world;
+struct weft_shmem_ctx weft_shmem_ctx_default = {WEFT_SHMEM_CTX_MAGIC, 0, &team_world, 0};
+shmem_ctx_t SHMEM_CTX_DEFAULT = &weft_shmem_ctx_default;
 
 void weft_shmem_fail(const char *call, const char *fmt, ...)
 {
@@ -56,13 +57,16 @@ void *weft_shmem_remote(const char *call, const void *addr, size_t bytes, int pe
     }
     const char *base = weft_shmem.heap_base[weft_shmem.my_pe];
     const char *p = addr;
-    if (p < base || p > base + weft_shmem.heap_size || bytes > (size_t)(base + weft_shmem.heap_size - p)) {
-        weft_shmem_fail(call,
-                        "address %p (+%zu bytes) is not in the symmetric heap; global/static data is "
-                        "not symmetric in Weft yet, allocate it with shmem_malloc",
-                        addr, bytes);
+    if (p >= base && p <= base + weft_shmem.heap_size && bytes <= (size_t)(base + weft_shmem.heap_size - p)) {
+        return weft_shmem.heap_base[pe] + (p - base);
     }
-    return weft_shmem.heap_base[pe] + (p - base);
+    void *global = weft_shmem_data_remote(addr, bytes, pe);
+    if (global) {
+        return global;
+    }
+    const char *why = weft_shmem_data_why_not();
+    weft_shmem_fail(call, "address %p (+%zu bytes) is not in the symmetric heap nor in global/static data%s%s%s",
+                    addr, bytes, why ? " (global data is not symmetric: " : "", why ? why : "", why ? ")" : "");
 }
 
 /* --- deterministic heap allocator ---------------------------------------------- */
@@ -341,6 +345,7 @@ int shmem_init_thread(int requested, int *provided)
         PMPI_Win_shared_query(weft_shmem.heap_win, pe, &sz, &disp, &weft_shmem.heap_base[pe]);
     }
     heap_reset(weft_shmem.heap_size);
+    weft_shmem_data_setup(world);
     PMPI_Barrier(world);
     if (provided) {
         *provided = provided_level;
@@ -379,6 +384,7 @@ void shmem_finalize(void)
     }
     shmem_barrier_all();
     PMPI_Win_free(&weft_shmem.heap_win);
+    weft_shmem_data_teardown();
     team_release(&team_shared);
     team_release(&team_world);
     free(weft_shmem.heap_base);
@@ -435,8 +441,11 @@ int shmem_addr_accessible(const void *addr, int pe)
 {
     weft_shmem_check_init("shmem_addr_accessible");
     const char *base = weft_shmem.heap_base[weft_shmem.my_pe];
-    return shmem_pe_accessible(pe) && (const char *)addr >= base &&
-           (const char *)addr < base + weft_shmem.heap_size;
+    if (!shmem_pe_accessible(pe)) {
+        return 0;
+    }
+    return ((const char *)addr >= base && (const char *)addr < base + weft_shmem.heap_size) ||
+           weft_shmem_data_remote(addr, 1, pe) != NULL;
 }
 
 void *shmem_ptr(const void *dest, int pe)

@@ -132,41 +132,6 @@ int shmem_team_sync(shmem_team_t team)
     return PMPI_Barrier(t->comm) == MPI_SUCCESS ? 0 : -1;
 }
 
-/* Contexts are not implemented yet: creation fails (the standard's way to say
- * so), and the caller keeps using the default context. */
-int shmem_ctx_create(long options, shmem_ctx_t *ctx)
-{
-    (void)options;
-    weft_shmem_check_init("shmem_ctx_create");
-    *ctx = SHMEM_CTX_INVALID;
-    return -1;
-}
-
-int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
-{
-    (void)options;
-    team_of("shmem_team_create_ctx", team);
-    *ctx = SHMEM_CTX_INVALID;
-    return -1;
-}
-
-void shmem_ctx_destroy(shmem_ctx_t ctx)
-{
-    if (ctx != SHMEM_CTX_INVALID && ctx != SHMEM_CTX_DEFAULT) {
-        weft_shmem_fail("shmem_ctx_destroy", "not a context created by shmem_ctx_create");
-    }
-}
-
-int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
-{
-    if (ctx == SHMEM_CTX_DEFAULT) {
-        *team = SHMEM_TEAM_WORLD;
-        return 0;
-    }
-    *team = SHMEM_TEAM_INVALID;
-    return -1;
-}
-
 /* --- collectives, byte-wise -------------------------------------------------------- */
 static int ok(int rc)
 {

@@ -103,8 +103,10 @@ int main(void)
     memset(a, me, 100);
     a = shmem_realloc(a, 1 << 20);
     CHECK(a[99] == (char)me, "realloc kept data");
-    CHECK(shmem_addr_accessible(a, right) && !shmem_addr_accessible(&errs, right), "addr_accessible");
-    CHECK(shmem_ptr(a, right) != NULL && shmem_ptr(&errs, right) == NULL, "shmem_ptr");
+    int on_stack = 0;
+    CHECK(shmem_addr_accessible(a, right) && !shmem_addr_accessible(&on_stack, right), "addr_accessible");
+    CHECK(shmem_ptr(a, right) != NULL && shmem_ptr(&on_stack, right) == NULL, "shmem_ptr");
+    CHECK(shmem_addr_accessible(&errs, right) && shmem_ptr(&errs, right) != NULL, "globals are symmetric");
     shmem_barrier_all();
     CHECK(((char *)shmem_ptr(a, right))[99] == (char)right, "shmem_ptr load");
     shmem_free(a);
