@@ -7,6 +7,7 @@
  * The allocator is deterministic: every PE runs the same first-fit over the
  * same sequence of collective calls, so every PE gets the same offset. */
 #include "shmem/shmem_internal.h"
+#include "core/runtime.h"
 #include "util/tunables.h"
 
 #include <sched.h>
@@ -293,16 +294,19 @@ int shmem_init_thread(int requested, int *provided)
         weft_shmem_fail("shmem_init_thread", "requested thread level %d is not a SHMEM_THREAD_* value",
                         requested);
     }
-    int up = 0, mpi_provided = MPI_THREAD_SINGLE;
-    PMPI_Initialized(&up);
-    if (!up) {
-        if (PMPI_Init_thread(NULL, NULL, thread_to_mpi[requested], &mpi_provided) != MPI_SUCCESS) {
+    int mpi_provided = MPI_THREAD_SINGLE;
+    if (weft_runtime.state == WEFT_STATE_FINALIZED || weft_runtime.mpi_finalize_deferred) {
+        weft_shmem_fail("shmem_init", "called after MPI_Finalize: the shared runtime is down");
+    }
+    if (weft_runtime.state == WEFT_STATE_UNINITIALIZED) {
+        if (weft_runtime_init(thread_to_mpi[requested], &mpi_provided) != MPI_SUCCESS) {
             weft_shmem_fail("shmem_init", "MPI initialisation underneath failed");
         }
-        weft_shmem.owns_mpi = true;
+        weft_runtime.world_by_shmem = 1; /* a later MPI_Init joins this runtime */
     } else {
         PMPI_Query_thread(&mpi_provided);
     }
+    weft_runtime.shmem_up = 1;
     provided_level = SHMEM_THREAD_SINGLE;
     for (int i = 0; i < 4; i++) {
         if (thread_to_mpi[i] == mpi_provided) {
@@ -392,13 +396,13 @@ void shmem_finalize(void)
     free(blocks);
     blocks = NULL;
     weft_shmem.initialized = false;
-    if (weft_shmem.owns_mpi) {
-        int down = 0;
-        PMPI_Finalized(&down);
-        if (!down) {
-            PMPI_Finalize();
-        }
-        weft_shmem.owns_mpi = false;
+    weft_runtime.shmem_up = 0;
+    if (weft_runtime.world_by_shmem || weft_runtime.mpi_finalize_deferred) {
+        /* the program's MPI has ended (or never started): the last model out
+         * takes the runtime down */
+        weft_runtime.world_by_shmem = 0;
+        weft_runtime.mpi_finalize_deferred = 0;
+        PMPI_Finalize();
     }
 }
 

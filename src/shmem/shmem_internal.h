@@ -35,7 +35,6 @@ extern struct weft_shmem_ctx weft_shmem_ctx_default;
 
 struct weft_shmem_state {
     bool initialized;
-    bool owns_mpi; /* shmem_init initialised MPI, so shmem_finalize finalizes it */
     int my_pe, n_pes;
     MPI_Win heap_win;   /* the node segment: one slice per PE */
     char **heap_base;   /* heap_base[pe]: PE pe's slice, mapped in this process */
