@@ -46,6 +46,12 @@ enum { SHMEM_SIGNAL_SET = 0, SHMEM_SIGNAL_ADD = 1 };
 #define SHMEM_ALLTOALLS_SYNC_SIZE 1
 #define SHMEM_SYNC_SIZE           1
 #define SHMEM_REDUCE_MIN_WRKDATA_SIZE 1
+#define _SHMEM_SYNC_VALUE          SHMEM_SYNC_VALUE
+#define _SHMEM_BCAST_SYNC_SIZE     SHMEM_BCAST_SYNC_SIZE
+#define _SHMEM_COLLECT_SYNC_SIZE   SHMEM_COLLECT_SYNC_SIZE
+#define _SHMEM_REDUCE_SYNC_SIZE    SHMEM_REDUCE_SYNC_SIZE
+#define _SHMEM_BARRIER_SYNC_SIZE   SHMEM_BARRIER_SYNC_SIZE
+#define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
 
 typedef struct weft_shmem_team *shmem_team_t;
 typedef struct weft_shmem_ctx *shmem_ctx_t;
@@ -107,7 +113,20 @@ extern shmem_ctx_t SHMEM_CTX_DEFAULT;
     X(int64, int64_t) X(uint8, uint8_t) X(uint16, uint16_t) X(uint32, uint32_t)                   \
     X(uint64, uint64_t) X(size, size_t) X(float, float) X(double, double)                         \
     X(longdouble, long double)
+/* sum/prod also take the complex types (C only: C++ has no _Complex). */
+#ifdef __cplusplus
 #define WEFT_SHMEM_RED_ARITH_TYPES(X) WEFT_SHMEM_RED_CMP_TYPES(X)
+#define WEFT_SHMEM_TOALL_COMPLEX(X)
+#else
+#define WEFT_SHMEM_RED_ARITH_TYPES(X)                                                              \
+    WEFT_SHMEM_RED_CMP_TYPES(X) X(complexd, double _Complex) X(complexf, float _Complex)
+#define WEFT_SHMEM_TOALL_COMPLEX(X) X(complexf, float _Complex) X(complexd, double _Complex)
+#endif
+/* Deprecated active-set reductions (shmem_TYPENAME_OP_to_all). */
+#define WEFT_SHMEM_TOALL_BIT_TYPES(X) X(short, short) X(int, int) X(long, long) X(longlong, long long)
+#define WEFT_SHMEM_TOALL_CMP_TYPES(X)                                                              \
+    WEFT_SHMEM_TOALL_BIT_TYPES(X) X(float, float) X(double, double) X(longdouble, long double)
+#define WEFT_SHMEM_TOALL_ARITH_TYPES(X) WEFT_SHMEM_TOALL_CMP_TYPES(X) WEFT_SHMEM_TOALL_COMPLEX(X)
 #define WEFT_SHMEM_RED_BIT_OPS(X)   X(and) X(or) X(xor)
 #define WEFT_SHMEM_RED_CMP_OPS(X)   X(max) X(min)
 #define WEFT_SHMEM_RED_ARITH_OPS(X) X(sum) X(prod)
@@ -297,6 +316,37 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
 WEFT_SHMEM_RED_BIT_TYPES(WEFT_SHMEM_DECL_RED_BIT)
 WEFT_SHMEM_RED_CMP_TYPES(WEFT_SHMEM_DECL_RED_CMP)
 WEFT_SHMEM_RED_ARITH_TYPES(WEFT_SHMEM_DECL_RED_ARITH)
+
+/* --- deprecated active-set collectives (PE_start, logPE_stride, PE_size).
+ * pSync and pWrk are accepted and not used: Weft synchronises through the
+ * runtime, so their contents are never changed. -------------------------- */
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
+#define WEFT_SHMEM_DECL_ACTIVE(B)                                                                  \
+    void shmem_broadcast##B(void *dest, const void *source, size_t nelems, int PE_root,           \
+                            int PE_start, int logPE_stride, int PE_size, long *pSync);            \
+    void shmem_collect##B(void *dest, const void *source, size_t nelems, int PE_start,            \
+                          int logPE_stride, int PE_size, long *pSync);                            \
+    void shmem_fcollect##B(void *dest, const void *source, size_t nelems, int PE_start,           \
+                           int logPE_stride, int PE_size, long *pSync);                           \
+    void shmem_alltoall##B(void *dest, const void *source, size_t nelems, int PE_start,           \
+                           int logPE_stride, int PE_size, long *pSync);                           \
+    void shmem_alltoalls##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,         \
+                            size_t nelems, int PE_start, int logPE_stride, int PE_size,           \
+                            long *pSync);
+WEFT_SHMEM_DECL_ACTIVE(32)
+WEFT_SHMEM_DECL_ACTIVE(64)
+#define WEFT_SHMEM_DECL_TOALL_OP(OP, N, T)                                                         \
+    void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, int PE_start,           \
+                                   int logPE_stride, int PE_size, T *pWrk, long *pSync);
+#define WEFT_SHMEM_DECL_TOALL_BIT(N, T)                                                            \
+    WEFT_SHMEM_DECL_TOALL_OP(and, N, T) WEFT_SHMEM_DECL_TOALL_OP(or, N, T) WEFT_SHMEM_DECL_TOALL_OP(xor, N, T)
+#define WEFT_SHMEM_DECL_TOALL_CMP(N, T) WEFT_SHMEM_DECL_TOALL_OP(max, N, T) WEFT_SHMEM_DECL_TOALL_OP(min, N, T)
+#define WEFT_SHMEM_DECL_TOALL_ARITH(N, T)                                                          \
+    WEFT_SHMEM_DECL_TOALL_OP(sum, N, T) WEFT_SHMEM_DECL_TOALL_OP(prod, N, T)
+WEFT_SHMEM_TOALL_BIT_TYPES(WEFT_SHMEM_DECL_TOALL_BIT)
+WEFT_SHMEM_TOALL_CMP_TYPES(WEFT_SHMEM_DECL_TOALL_CMP)
+WEFT_SHMEM_TOALL_ARITH_TYPES(WEFT_SHMEM_DECL_TOALL_ARITH)
 
 #ifdef __cplusplus
 }

@@ -389,6 +389,7 @@ void shmem_finalize(void)
     shmem_barrier_all();
     PMPI_Win_free(&weft_shmem.heap_win);
     weft_shmem_data_teardown();
+    weft_shmem_active_sets_free();
     team_release(&team_shared);
     team_release(&team_world);
     free(weft_shmem.heap_base);

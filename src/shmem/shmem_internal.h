@@ -58,6 +58,9 @@ void weft_shmem_data_teardown(void);
 void *weft_shmem_data_remote(const void *addr, size_t bytes, int pe);
 const char *weft_shmem_data_why_not(void);
 
+/* Frees the cached teams of the deprecated active-set collectives (finalize). */
+void weft_shmem_active_sets_free(void);
+
 /* Wait-policy backoff for polling loops: spins a little, then yields the CPU
  * (8 PEs on 2 cores must make progress). */
 void weft_shmem_backoff(unsigned *spins);

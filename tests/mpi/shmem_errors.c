@@ -25,6 +25,12 @@ int main(int argc, char **argv)
         shmem_int_put(&on_stack, &v, 1, 0);
     } else if (!strcmp(c, "globals-off")) { /* run with WEFT_SHMEM_SYMMETRIC_GLOBALS=0 */
         shmem_int_put(&global_var, &v, 1, 0);
+    } else if (!strcmp(c, "active-not-member")) {
+        static long psync[SHMEM_BARRIER_SYNC_SIZE];
+        if (shmem_my_pe() == 1) {
+            shmem_barrier(0, 0, 1, psync); /* the set is PE 0 alone */
+        }
+        shmem_barrier_all(); /* PE 1 aborts the job */
     } else if (!strcmp(c, "ctx-invalid")) {
         shmem_ctx_int_put(SHMEM_CTX_INVALID, sym, &v, 1, 0);
     } else if (!strcmp(c, "ctx-options")) {

@@ -14,6 +14,7 @@ BUILD = pathlib.Path(os.environ.get("WEFT_BUILD", REPO / "build"))
 CASES = [  # case, nprocs, words the message must contain
     ("before-init", 1, ["shmem_my_pe", "before shmem_init"]),
     ("globals-off", 2, ["shmem_int_put", "global data is not symmetric", "WEFT_SHMEM_SYMMETRIC_GLOBALS=0"]),
+    ("active-not-member", 2, ["shmem_barrier", "PE 1 is not in the active set"]),
     ("ctx-invalid", 2, ["shmem_ctx_int_put", "SHMEM_CTX_INVALID"]),
     ("ctx-options", 1, ["shmem_ctx_create", "options 0x100000"]),
     ("ctx-destroy-default", 1, ["shmem_ctx_destroy", "SHMEM_CTX_DEFAULT"]),
