@@ -348,6 +348,126 @@ WEFT_SHMEM_TOALL_BIT_TYPES(WEFT_SHMEM_DECL_TOALL_BIT)
 WEFT_SHMEM_TOALL_CMP_TYPES(WEFT_SHMEM_DECL_TOALL_CMP)
 WEFT_SHMEM_TOALL_ARITH_TYPES(WEFT_SHMEM_DECL_TOALL_ARITH)
 
+/* --- C11 type-generic interfaces (OpenSHMEM 1.5 section 9) -----------------------
+ * shmem_put(dest, source, nelems, pe) and shmem_put(ctx, dest, ...) select the
+ * typed routine from the type of dest (or of the first pointer argument). The
+ * fixed-width and size types are aliases of the standard C types, so the
+ * selection lists the C types only. An unsupported type does not compile. */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)
+void weft_shmem_generic_unsupported_type(void); /* never defined: selecting it fails to compile */
+#define WEFT_SHMEM_G_NONE default: weft_shmem_generic_unsupported_type
+#define WEFT_SHMEM_G_2ND(a, b, ...) b
+#define WEFT_SHMEM_G_RMA(X, OP, PRE)                                                               \
+    X(float, float, OP, PRE) X(double, double, OP, PRE) X(longdouble, long double, OP, PRE)       \
+    X(char, char, OP, PRE) X(schar, signed char, OP, PRE) X(short, short, OP, PRE)                \
+    X(int, int, OP, PRE) X(long, long, OP, PRE) X(longlong, long long, OP, PRE)                   \
+    X(uchar, unsigned char, OP, PRE) X(ushort, unsigned short, OP, PRE)                           \
+    X(uint, unsigned int, OP, PRE) X(ulong, unsigned long, OP, PRE)                               \
+    X(ulonglong, unsigned long long, OP, PRE)
+#define WEFT_SHMEM_G_AMO_STD(X, OP, PRE)                                                           \
+    X(int, int, OP, PRE) X(long, long, OP, PRE) X(longlong, long long, OP, PRE)                   \
+    X(uint, unsigned int, OP, PRE) X(ulong, unsigned long, OP, PRE)                               \
+    X(ulonglong, unsigned long long, OP, PRE)
+#define WEFT_SHMEM_G_AMO_EXT(X, OP, PRE)                                                           \
+    WEFT_SHMEM_G_AMO_STD(X, OP, PRE) X(float, float, OP, PRE) X(double, double, OP, PRE)
+#define WEFT_SHMEM_G_AMO_BIT(X, OP, PRE)                                                           \
+    X(uint, unsigned int, OP, PRE) X(ulong, unsigned long, OP, PRE)                               \
+    X(ulonglong, unsigned long long, OP, PRE) X(int32, int, OP, PRE) X(int64, long, OP, PRE)
+#define WEFT_SHMEM_G_P2P(X, OP, PRE)                                                               \
+    X(short, short, OP, PRE) X(int, int, OP, PRE) X(long, long, OP, PRE)                          \
+    X(longlong, long long, OP, PRE) X(ushort, unsigned short, OP, PRE)                            \
+    X(uint, unsigned int, OP, PRE) X(ulong, unsigned long, OP, PRE)                               \
+    X(ulonglong, unsigned long long, OP, PRE)
+#define WEFT_SHMEM_G_RED_BIT(X, OP, PRE)                                                           \
+    X(uchar, unsigned char, OP, PRE) X(ushort, unsigned short, OP, PRE)                           \
+    X(uint, unsigned int, OP, PRE) X(ulong, unsigned long, OP, PRE)                               \
+    X(ulonglong, unsigned long long, OP, PRE) X(int8, signed char, OP, PRE)                       \
+    X(int16, short, OP, PRE) X(int32, int, OP, PRE) X(int64, long, OP, PRE)
+#define WEFT_SHMEM_G_RED_CMP(X, OP, PRE)                                                           \
+    X(char, char, OP, PRE) X(schar, signed char, OP, PRE) X(short, short, OP, PRE)                \
+    X(int, int, OP, PRE) X(long, long, OP, PRE) X(longlong, long long, OP, PRE)                   \
+    X(uchar, unsigned char, OP, PRE) X(ushort, unsigned short, OP, PRE)                           \
+    X(uint, unsigned int, OP, PRE) X(ulong, unsigned long, OP, PRE)                               \
+    X(ulonglong, unsigned long long, OP, PRE) X(float, float, OP, PRE)                            \
+    X(double, double, OP, PRE) X(longdouble, long double, OP, PRE)
+#define WEFT_SHMEM_G_RED_ARITH(X, OP, PRE)                                                         \
+    WEFT_SHMEM_G_RED_CMP(X, OP, PRE) X(complexd, double _Complex, OP, PRE)                        \
+    X(complexf, float _Complex, OP, PRE)
+/* one association: "T *: shmem_<PRE>N_OP," (const T * too, for source arguments) */
+#define WEFT_SHMEM_G_A(N, T, OP, PRE) T *: shmem_##PRE##N##_##OP,
+#define WEFT_SHMEM_G_AC(N, T, OP, PRE) T *: shmem_##PRE##N##_##OP, const T *: shmem_##PRE##N##_##OP,
+#define WEFT_SHMEM_G_SEL(TABLE, A, OP, PRE, p) _Generic((p), TABLE(A, OP, PRE) WEFT_SHMEM_G_NONE)
+/* RMA and atomics: with or without a leading context. */
+#define WEFT_SHMEM_G_FIRST(a, ...) a
+#define WEFT_SHMEM_G_CTXCALL(TABLE, A, OP, ...)                                                    \
+    _Generic((WEFT_SHMEM_G_FIRST(__VA_ARGS__, 0)),                                                \
+             shmem_ctx_t: WEFT_SHMEM_G_SEL(TABLE, A, OP, ctx_, WEFT_SHMEM_G_2ND(__VA_ARGS__, 0)),  \
+             default: WEFT_SHMEM_G_SEL(TABLE, A, OP, , WEFT_SHMEM_G_FIRST(__VA_ARGS__, 0)))(__VA_ARGS__)
+#define shmem_put(...)            WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, put, __VA_ARGS__)
+#define shmem_get(...)            WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, get, __VA_ARGS__)
+#define shmem_put_nbi(...)        WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, put_nbi, __VA_ARGS__)
+#define shmem_get_nbi(...)        WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, get_nbi, __VA_ARGS__)
+#define shmem_p(...)              WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, p, __VA_ARGS__)
+#define shmem_g(...)              WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_AC, g, __VA_ARGS__)
+#define shmem_iput(...)           WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, iput, __VA_ARGS__)
+#define shmem_iget(...)           WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, iget, __VA_ARGS__)
+#define shmem_put_signal(...)     WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, put_signal, __VA_ARGS__)
+#define shmem_put_signal_nbi(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, put_signal_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch(...)   WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_EXT, WEFT_SHMEM_G_AC, atomic_fetch, __VA_ARGS__)
+#define shmem_atomic_set(...)     WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_EXT, WEFT_SHMEM_G_A, atomic_set, __VA_ARGS__)
+#define shmem_atomic_swap(...)    WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_EXT, WEFT_SHMEM_G_A, atomic_swap, __VA_ARGS__)
+#define shmem_atomic_fetch_nbi(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_EXT, WEFT_SHMEM_G_A, atomic_fetch_nbi, __VA_ARGS__)
+#define shmem_atomic_swap_nbi(...)  WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_EXT, WEFT_SHMEM_G_A, atomic_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_compare_swap(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_compare_swap, __VA_ARGS__)
+#define shmem_atomic_fetch_inc(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_fetch_inc, __VA_ARGS__)
+#define shmem_atomic_inc(...)       WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_inc, __VA_ARGS__)
+#define shmem_atomic_fetch_add(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_fetch_add, __VA_ARGS__)
+#define shmem_atomic_add(...)       WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_add, __VA_ARGS__)
+#define shmem_atomic_compare_swap_nbi(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_compare_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_inc_nbi(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_fetch_inc_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_add_nbi(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_fetch_add_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_and(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_fetch_and, __VA_ARGS__)
+#define shmem_atomic_and(...)       WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_and, __VA_ARGS__)
+#define shmem_atomic_fetch_or(...)  WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_fetch_or, __VA_ARGS__)
+#define shmem_atomic_or(...)        WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_or, __VA_ARGS__)
+#define shmem_atomic_fetch_xor(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_fetch_xor, __VA_ARGS__)
+#define shmem_atomic_xor(...)       WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_xor, __VA_ARGS__)
+#define shmem_atomic_fetch_and_nbi(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_fetch_and_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_or_nbi(...)  WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_fetch_or_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_xor_nbi(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_fetch_xor_nbi, __VA_ARGS__)
+/* point-to-point synchronisation: no context */
+#define WEFT_SHMEM_G_P2PCALL(OP, ivars, ...) WEFT_SHMEM_G_SEL(WEFT_SHMEM_G_P2P, WEFT_SHMEM_G_A, OP, , ivars)(ivars, __VA_ARGS__)
+#define shmem_wait_until(ivar, ...)         WEFT_SHMEM_G_P2PCALL(wait_until, ivar, __VA_ARGS__)
+#define shmem_wait_until_all(ivars, ...)    WEFT_SHMEM_G_P2PCALL(wait_until_all, ivars, __VA_ARGS__)
+#define shmem_wait_until_any(ivars, ...)    WEFT_SHMEM_G_P2PCALL(wait_until_any, ivars, __VA_ARGS__)
+#define shmem_wait_until_some(ivars, ...)   WEFT_SHMEM_G_P2PCALL(wait_until_some, ivars, __VA_ARGS__)
+#define shmem_wait_until_all_vector(ivars, ...)  WEFT_SHMEM_G_P2PCALL(wait_until_all_vector, ivars, __VA_ARGS__)
+#define shmem_wait_until_any_vector(ivars, ...)  WEFT_SHMEM_G_P2PCALL(wait_until_any_vector, ivars, __VA_ARGS__)
+#define shmem_wait_until_some_vector(ivars, ...) WEFT_SHMEM_G_P2PCALL(wait_until_some_vector, ivars, __VA_ARGS__)
+#define shmem_test(ivar, ...)               WEFT_SHMEM_G_P2PCALL(test, ivar, __VA_ARGS__)
+#define shmem_test_all(ivars, ...)          WEFT_SHMEM_G_P2PCALL(test_all, ivars, __VA_ARGS__)
+#define shmem_test_any(ivars, ...)          WEFT_SHMEM_G_P2PCALL(test_any, ivars, __VA_ARGS__)
+#define shmem_test_some(ivars, ...)         WEFT_SHMEM_G_P2PCALL(test_some, ivars, __VA_ARGS__)
+#define shmem_test_all_vector(ivars, ...)   WEFT_SHMEM_G_P2PCALL(test_all_vector, ivars, __VA_ARGS__)
+#define shmem_test_any_vector(ivars, ...)   WEFT_SHMEM_G_P2PCALL(test_any_vector, ivars, __VA_ARGS__)
+#define shmem_test_some_vector(ivars, ...)  WEFT_SHMEM_G_P2PCALL(test_some_vector, ivars, __VA_ARGS__)
+/* team collectives and reductions: selected by dest (the second argument) */
+#define WEFT_SHMEM_G_TEAMCALL(TABLE, OP, team, dest, ...)                                          \
+    WEFT_SHMEM_G_SEL(TABLE, WEFT_SHMEM_G_A, OP, , dest)(team, dest, __VA_ARGS__)
+#define shmem_broadcast(team, dest, ...) WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RMA, broadcast, team, dest, __VA_ARGS__)
+#define shmem_collect(team, dest, ...)   WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RMA, collect, team, dest, __VA_ARGS__)
+#define shmem_fcollect(team, dest, ...)  WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RMA, fcollect, team, dest, __VA_ARGS__)
+#define shmem_alltoall(team, dest, ...)  WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RMA, alltoall, team, dest, __VA_ARGS__)
+#define shmem_alltoalls(team, dest, ...) WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RMA, alltoalls, team, dest, __VA_ARGS__)
+#define shmem_and_reduce(team, dest, ...)  WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RED_BIT, and_reduce, team, dest, __VA_ARGS__)
+#define shmem_or_reduce(team, dest, ...)   WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RED_BIT, or_reduce, team, dest, __VA_ARGS__)
+#define shmem_xor_reduce(team, dest, ...)  WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RED_BIT, xor_reduce, team, dest, __VA_ARGS__)
+#define shmem_max_reduce(team, dest, ...)  WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RED_CMP, max_reduce, team, dest, __VA_ARGS__)
+#define shmem_min_reduce(team, dest, ...)  WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RED_CMP, min_reduce, team, dest, __VA_ARGS__)
+#define shmem_sum_reduce(team, dest, ...)  WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RED_ARITH, sum_reduce, team, dest, __VA_ARGS__)
+#define shmem_prod_reduce(team, dest, ...) WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RED_ARITH, prod_reduce, team, dest, __VA_ARGS__)
+#endif
+
 #ifdef __cplusplus
 }
 #endif
