@@ -565,6 +565,7 @@ static int shm_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
     }
     switch (a->coll) {
     case WEFT_COLL_ALLTOALL:
+    case WEFT_COLL_SCATTER:
         return cc->nodes == 1;
     case WEFT_COLL_REDUCE:
     case WEFT_COLL_ALLREDUCE:

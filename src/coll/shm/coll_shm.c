@@ -487,6 +487,61 @@ static int node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count bl
     return rc;
 }
 
+/* One node: lroot packs round r's piece of rank j's block into rank j's
+ * slot (up to SLOT_BYTES per rank and round) and flags the round on the
+ * ready line; every other rank copies its piece out of its own slot, all in
+ * parallel. The root decides the rounds (its block size rides on the ready
+ * line, with the last-round bit), so a rank whose block size disagrees still
+ * follows every round and reports the mismatch. */
+static int node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int lroot)
+{
+    int       n = sh->n, me = sh->me, rc = MPI_SUCCESS, last = 0;
+    MPI_Aint  sstride = (MPI_Aint)b->scount * b->sdt->extent;
+    MPI_Count off     = 0;
+
+    if (n == 1) {
+        return MPI_SUCCESS;
+    }
+    while (!last) {
+        uint64_t r   = round_begin(sh);
+        line_t  *pkt = ready_pkt(sh, r);
+        if (me == lroot) {
+            size_t len = (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
+            last       = off + (MPI_Count)len >= block;
+            round_reuse(sh, r);
+            for (int j = 0; j < n && len > 0; j++) {
+                if (j != me) {
+                    weft_dt_pack(b->sdt, b->scount, (const char *)b->sbuf + j * sstride, off,
+                                 contrib(sh, j, r, SLOT_BYTES), (MPI_Count)len);
+                }
+            }
+            publish(&pkt[0], seq_make(r, block, last));
+        } else {
+            wait_ge(&pkt[0], r);
+            uint64_t  v     = load(&pkt[0]);
+            MPI_Count rooth = seq_size(v), len, mine;
+            last            = (v & SEQ_LAST) != 0;
+            if (!seq_size_is(v, block) && rc == MPI_SUCCESS) {
+                rc = weft_error(MPI_ERR_TRUNCATE,
+                                "ranks passed different amounts of data to a scatter (%lld "
+                                "bytes here, about %lld at the root)",
+                                (long long)block, (long long)rooth);
+            }
+            /* the root's block size is known modulo 8 MiB only: copy what
+             * this round holds for us and fits our buffer */
+            len  = last ? (block - off) : SLOT_BYTES;
+            mine = block - off < len ? block - off : len;
+            if (rc == MPI_SUCCESS && mine > 0) {
+                weft_dt_unpack(b->rdt, b->rcount, b->rbuf, off, contrib(sh, me, r, SLOT_BYTES),
+                               mine);
+            }
+        }
+        off += SLOT_BYTES;
+        round_end(sh, r);
+    }
+    return rc;
+}
+
 /* ---- setup ------------------------------------------------------------------ */
 
 static void shm_free(struct weft_coll_shm *sh)
@@ -883,6 +938,26 @@ static int gather_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc, int 
     return node_gather(cc->shm, &b, block, all, a->root);
 }
 
+static int scatter_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    weft_comm_t *comm = a->comm;
+    int          me = comm->rank, root = a->root;
+    blocks_t     b  = {a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt};
+    MPI_Count    block;
+
+    (void)cc;
+    if (me == root) {
+        block = a->scount * a->sdt->size;
+        if (a->rbuf != MPI_IN_PLACE) {
+            weft_dt_copy((const char *)a->sbuf + me * (MPI_Aint)a->scount * a->sdt->extent,
+                         a->scount, a->sdt, a->rbuf, a->rcount, a->rdt);
+        }
+    } else {
+        block = a->rcount * a->rdt->size;
+    }
+    return node_scatter(cc->shm, &b, block, root);
+}
+
 /* One node: every rank packs all its outgoing blocks into its slot (block
  * j at j * piece), then unpacks block `me` of every other rank's slot.
  * Rounds cover the same byte range of every block, so MPI_IN_PLACE works:
@@ -946,6 +1021,7 @@ int weft_coll_shm_run(int alg, const weft_coll_args_t *a)
     case WEFT_ALG_GATHER_INTRA_shm: return gather_shm(a, cc, 0);
     case WEFT_ALG_ALLGATHER_INTRA_shm: return gather_shm(a, cc, 1);
     case WEFT_ALG_ALLTOALL_INTRA_shm: return alltoall_shm(a, cc);
+    case WEFT_ALG_SCATTER_INTRA_shm: return scatter_shm(a, cc);
     default:
         return weft_error(MPI_ERR_INTERN, "algorithm %s is not a shared-memory one",
                           weft_coll_algs[alg].name);
@@ -968,3 +1044,4 @@ NO_SCHEDULE(allreduce)
 NO_SCHEDULE(gather)
 NO_SCHEDULE(allgather)
 NO_SCHEDULE(alltoall)
+NO_SCHEDULE(scatter)
