@@ -559,8 +559,13 @@ static int two_level_allowed(const weft_coll_args_t *a, struct weft_coll_comm *c
  * ring messages, not by counters in the region. */
 static int shm_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
 {
-    if (!a->blocking || !shmem_coll_enabled(a) || cc->shm_state < 0 || cc->max_ppn < 2 ||
+    if (!shmem_coll_enabled(a) || cc->shm_state < 0 || cc->max_ppn < 2 ||
         weft_tunables.WAIT_POLICY == 3 /* blocking */) {
+        return 0;
+    }
+    /* non-blocking and persistent: the algorithms with a schedule form
+     * (a poll step, src/coll/shm), on one node */
+    if (!a->blocking && !(a->coll == WEFT_COLL_BCAST && cc->nodes == 1 && !a->nested)) {
         return 0;
     }
     switch (a->coll) {

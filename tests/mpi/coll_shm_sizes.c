@@ -9,6 +9,11 @@
  * the same communicator (issued before them, completed after them, as MPI's
  * ordering rule allows). bcast, reduce, allreduce, gather, allgather and
  * scatter results are compared element by element with a local reference.
+ * Then the order rule of the shared-memory node phase: non-blocking and
+ * persistent bcasts (which use it on one node) interleaved with blocking
+ * bcasts and allreduces on the same communicator, sizes from 0 to 300 KiB
+ * (wrapping the region's buffers), roots moving, the requests completed in
+ * a different order on odd and even ranks.
  * args: [max bytes] (default 1 MiB + 4).
  */
 #include "mpitest.h"
@@ -59,6 +64,7 @@ int main(int argc, char **argv)
     long              maxn     = maxbytes / 4 + 1;
     int              *a, *b, *big, *nbin, *nbout;
     int               call = 0;
+    long              e;
     const long        nbn  = 1000;
 
     MPI_Init(&argc, &argv);
@@ -75,7 +81,7 @@ int main(int argc, char **argv)
     }
     for (size_t p = 0; p < sizeof(points) / sizeof(points[0]); p++) {
         for (int d = -1; d <= 1; d++) {
-            long n = points[p] / 4 + d, e;
+            long n = points[p] / 4 + d;
             if (n * 4 > maxbytes) {
                 continue;
             }
@@ -154,6 +160,68 @@ int main(int argc, char **argv)
             CHECK_OK(MPI_Wait(&nbreq, MPI_STATUS_IGNORE));
             e = diff_sum(nbout, nbn, nbcall);
             CHECK(e < 0, "iallreduce across blocking calls: element %ld wrong", e);
+        }
+    }
+    /* order rule */
+    {
+        static const long ns[] = {0, 1, 100, 4096, 4097, 20000, 76800};
+        const int         k = (int)(sizeof(ns) / sizeof(ns[0]));
+        int              *nbuf[3], small, sum;
+        MPI_Request       req[3];
+        for (int i = 0; i < 3; i++) {
+            nbuf[i] = malloc((size_t)ns[k - 1] * sizeof(int));
+        }
+        long   pn = ns[4];
+        int    proot = size - 1, pcall = 0;
+        CHECK_OK(MPI_Bcast_init(nbuf[2], (int)pn, MPI_INT, proot, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                &req[2]));
+        for (int it = 0; it < 3 * k; it++) {
+            long n0 = ns[it % k], n1 = ns[(it + 3) % k];
+            int  r0 = it % size, r1 = (it + 1) % size, c0 = call++, c1 = call++, cb = call++;
+            fill(nbuf[0], n0, r0, c0);
+            if (rank != r0) {
+                memset(nbuf[0], 0, (size_t)n0 * sizeof(int));
+            }
+            CHECK_OK(MPI_Ibcast(nbuf[0], (int)n0, MPI_INT, r0, MPI_COMM_WORLD, &req[0]));
+            /* a blocking bcast and a small allreduce while it is in flight */
+            fill(a, n1, r1, cb);
+            if (rank != r1) {
+                memset(a, 0, (size_t)n1 * sizeof(int));
+            }
+            CHECK_OK(MPI_Bcast(a, (int)n1, MPI_INT, r1, MPI_COMM_WORLD));
+            small = rank;
+            CHECK_OK(MPI_Allreduce(&small, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+            CHECK(sum == size * (size - 1) / 2, "allreduce in the order test: %d", sum);
+            fill(nbuf[1], n1, r0, c1);
+            if (rank != r0) {
+                memset(nbuf[1], 0, (size_t)n1 * sizeof(int));
+            }
+            CHECK_OK(MPI_Ibcast(nbuf[1], (int)n1, MPI_INT, r0, MPI_COMM_WORLD, &req[1]));
+            pcall = call++;
+            fill(nbuf[2], pn, proot, pcall);
+            if (rank != proot) {
+                memset(nbuf[2], 0, (size_t)pn * sizeof(int));
+            }
+            CHECK_OK(MPI_Start(&req[2]));
+            if (rank % 2) {
+                for (int i = 2; i >= 0; i--) {
+                    CHECK_OK(MPI_Wait(&req[i], MPI_STATUS_IGNORE));
+                }
+            } else {
+                CHECK_OK(MPI_Waitall(3, req, MPI_STATUSES_IGNORE));
+            }
+            e = diff(a, n1, r1, cb);
+            CHECK(e < 0, "bcast between ibcasts (%ld ints): element %ld wrong", n1, e);
+            e = diff(nbuf[0], n0, r0, c0);
+            CHECK(e < 0, "ibcast %ld ints root %d: element %ld wrong", n0, r0, e);
+            e = diff(nbuf[1], n1, r0, c1);
+            CHECK(e < 0, "second ibcast %ld ints: element %ld wrong", n1, e);
+            e = diff(nbuf[2], pn, proot, pcall);
+            CHECK(e < 0, "persistent bcast %ld ints: element %ld wrong", pn, e);
+        }
+        CHECK_OK(MPI_Request_free(&req[2]));
+        for (int i = 0; i < 3; i++) {
+            free(nbuf[i]);
         }
     }
     free(a);

@@ -6,7 +6,9 @@
  * per communicator, created at the first call that selects one of these
  * algorithms); with several nodes, the node leaders run the inter-node phase
  * with an ordinary point-to-point schedule on the leader communicator.
- * Blocking calls only: they run directly, not as schedules.
+ * Blocking calls run directly, not as schedules; a non-blocking or
+ * persistent bcast on one node is a schedule of one poll step (see "Order
+ * rule" below for how it shares the region with the blocking calls).
  *
  * Region (n = ranks of the node), every entry one cache line:
  *   arrive[n] release          barrier counters
@@ -80,6 +82,9 @@ struct weft_coll_shm {
     size_t       bytes;
     line_t      *arrive, *release, *post, *reduced, *done, *ready;
     char        *slots, *result;
+    /* Non-blocking and persistent calls in flight on this communicator, in
+     * the order they were started (see "Order rule" below). */
+    struct shm_op *queue_head, *queue_tail;
 };
 
 static size_t region_bytes(int n)
@@ -170,6 +175,8 @@ static int buffer_free(const struct weft_coll_shm *sh, uint64_t r)
     return r <= NBUF || sh->done_floor >= r - NBUF;
 }
 
+static void done_floor_update(struct weft_coll_shm *sh, uint64_t r);
+
 /* Before writing into round r's buffers. */
 static void round_reuse(struct weft_coll_shm *sh, uint64_t r)
 {
@@ -177,6 +184,27 @@ static void round_reuse(struct weft_coll_shm *sh, uint64_t r)
         return;
     }
     wait_all(sh->done, 1, sh->n, sh->me, r - NBUF);
+    done_floor_update(sh, r);
+}
+
+/* round_reuse without waiting: 1 when round r's buffers are free. */
+static int round_reuse_try(struct weft_coll_shm *sh, uint64_t r)
+{
+    if (buffer_free(sh, r)) {
+        return 1;
+    }
+    for (int j = 0; j < sh->n; j++) {
+        if (j != sh->me && (load(&sh->done[j]) & SEQ_ROUND_MASK) < r - NBUF) {
+            return 0;
+        }
+    }
+    done_floor_update(sh, r);
+    return 1;
+}
+
+/* Every rank finished round r - NBUF: remember how far all of them got. */
+static void done_floor_update(struct weft_coll_shm *sh, uint64_t r)
+{
     uint64_t floor = r - 1; /* mine: I am past round r - 1 */
     for (int j = 0; j < sh->n; j++) {
         uint64_t d = j == sh->me ? floor : load(&sh->done[j]) & SEQ_ROUND_MASK;
@@ -267,6 +295,40 @@ static int node_barrier(struct weft_coll_shm *sh, int (*inter)(void *), void *ar
     return rc;
 }
 
+static unsigned char *bcast_data(struct weft_coll_shm *sh, uint64_t r)
+{
+    return (unsigned char *)sh->result + (r % NBUF) * SLOT_BYTES;
+}
+
+/* Broadcast root, round r (its buffers free): the next chunk of the packed
+ * stream of (buf, count, dt) from byte off into the region and flagged;
+ * returns its length, *last set on the final chunk. */
+static size_t bcast_round_write(struct weft_coll_shm *sh, uint64_t r, const void *buf,
+                                MPI_Count count, const weft_datatype_t *dt, MPI_Count off,
+                                int *last)
+{
+    MPI_Count total = count * dt->size;
+    line_t   *pkt   = ready_pkt(sh, r);
+    size_t    len   = (size_t)(total - off < SLOT_BYTES ? total - off : SLOT_BYTES);
+    int       lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
+
+    *last      = off + (MPI_Count)len >= total;
+    uint64_t v = seq_make(r, (MPI_Count)len, *last);
+    if (len == 0) {
+        publish(&pkt[0], v);
+    } else if (lines > 0) {
+        for (int i = 0; i < lines; i++) {
+            MPI_Count at = (MPI_Count)i * INLINE_BYTES;
+            weft_dt_pack(dt, count, buf, off + at, pkt[i].data, pkt_piece(len, at));
+            publish(&pkt[i], v);
+        }
+    } else {
+        weft_dt_pack(dt, count, buf, off, bcast_data(sh, r), (MPI_Count)len);
+        publish(&pkt[0], v);
+    }
+    return len;
+}
+
 /* Broadcast the packed stream of (buf, count, dt) from local rank lroot. */
 static int node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
                       const weft_datatype_t *dt, int lroot)
@@ -284,27 +346,13 @@ static int node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
     while (!last) {
         uint64_t       r    = round_begin(sh);
         line_t        *pkt  = ready_pkt(sh, r);
-        unsigned char *data = (unsigned char *)sh->result + (r % NBUF) * SLOT_BYTES;
+        unsigned char *data = bcast_data(sh, r);
         size_t         len;
         int            lines;
         if (sh->me == lroot) {
-            len   = (size_t)(total - off < SLOT_BYTES ? total - off : SLOT_BYTES);
-            last  = off + (MPI_Count)len >= total;
-            lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
-            uint64_t v = seq_make(r, (MPI_Count)len, last);
             round_reuse(sh, r);
-            if (len == 0) {
-                publish(&pkt[0], v);
-            } else if (lines > 0) {
-                for (int i = 0; i < lines; i++) {
-                    MPI_Count at = (MPI_Count)i * INLINE_BYTES;
-                    weft_dt_pack(dt, count, buf, off + at, pkt[i].data, pkt_piece(len, at));
-                    publish(&pkt[i], v);
-                }
-            } else {
-                weft_dt_pack(dt, count, buf, off, data, (MPI_Count)len);
-                publish(&pkt[0], v);
-            }
+            len   = bcast_round_write(sh, r, buf, count, dt, off, &last);
+            lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
             if (total <= PREFETCH_MAX && buffer_free(sh, r + 1)) { /* same root next time? */
                 weft_prefetch_for_write(ready_pkt(sh, r + 1),
                                         sizeof(line_t) * (size_t)(lines ? lines : 1));
@@ -334,6 +382,129 @@ static int node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
         round_end(sh, r);
     }
     return rc;
+}
+
+/* ---- non-blocking and persistent calls ---------------------------------------
+ *
+ * Order rule: the region's rounds are numbered by one counter per rank, so
+ * every rank of the node must run the same sequence of shared-memory
+ * operations. MPI requires every rank to issue the collectives of one
+ * communicator (blocking, non-blocking and persistent starts alike) in the
+ * same order, so each rank keeps the ones in flight in a FIFO, in start
+ * order: only the head takes rounds, and a blocking shared-memory call first
+ * drives the FIFO empty. Each rank's sequence of rounds is then the
+ * sequence of calls, the same everywhere.
+ */
+typedef struct shm_op {
+    struct shm_op        *next;
+    struct weft_coll_shm *sh;
+    void                 *buf;
+    MPI_Count             count, off;
+    weft_datatype_t      *dt;
+    int                   lroot, last, rc, in_round;
+    uint64_t              r;
+} shm_op_t;
+
+static void queue_push(struct weft_coll_shm *sh, shm_op_t *op)
+{
+    op->next = NULL;
+    if (sh->queue_tail) {
+        sh->queue_tail->next = op;
+    } else {
+        sh->queue_head = op;
+    }
+    sh->queue_tail = op;
+}
+
+static void queue_pop(struct weft_coll_shm *sh)
+{
+    sh->queue_head = sh->queue_head->next;
+    if (sh->queue_head == NULL) {
+        sh->queue_tail = NULL;
+    }
+}
+
+/* Before a blocking shared-memory call: finish the ones started before it
+ * (the other ranks finish them too, in their own blocking call or in any
+ * wait, since progress advances schedules). */
+static void queue_drain(struct weft_coll_shm *sh)
+{
+    weft_wait_t w = {0};
+    while (sh->queue_head != NULL) {
+        if (weft_progress_poll() == 0) {
+            weft_wait_step(&w);
+        }
+    }
+}
+
+/* One step of a non-blocking node_bcast; 1 when the call is finished. */
+static int bcast_poll(void *state, int first, int *rc)
+{
+    shm_op_t             *op    = state;
+    struct weft_coll_shm *sh    = op->sh;
+    MPI_Count             total = op->count * op->dt->size;
+
+    if (first) {
+        op->off = 0, op->last = 0, op->rc = MPI_SUCCESS, op->in_round = 0;
+        queue_push(sh, op);
+    }
+    if (sh->queue_head != op) {
+        return 0;
+    }
+    while (!op->last) {
+        uint64_t r;
+        size_t   len;
+        if (!op->in_round) {
+            op->r        = round_begin(sh);
+            op->in_round = 1;
+        }
+        r = op->r;
+        if (sh->me == op->lroot) {
+            if (!round_reuse_try(sh, r)) {
+                return 0;
+            }
+            len = bcast_round_write(sh, r, op->buf, op->count, op->dt, op->off, &op->last);
+        } else {
+            line_t  *pkt = ready_pkt(sh, r);
+            uint64_t v;
+            int      lines;
+            if ((load(&pkt[0]) & SEQ_ROUND_MASK) < r) {
+                return 0;
+            }
+            v     = load(&pkt[0]);
+            len   = (size_t)seq_size(v);
+            lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
+            /* the root publishes a packet's lines in order: the last one
+             * in means all are */
+            if (lines > 1 && (load(&pkt[lines - 1]) & SEQ_ROUND_MASK) < r) {
+                return 0;
+            }
+            op->last = (v & SEQ_LAST) != 0;
+            if (op->off + (MPI_Count)len > total) {
+                if (op->rc == MPI_SUCCESS) {
+                    op->rc = weft_error(MPI_ERR_TRUNCATE, "the root broadcasts more data than "
+                                                          "count and datatype here hold (%lld "
+                                                          "bytes)",
+                                        (long long)total);
+                }
+            } else if (lines > 0) {
+                for (int i = 0; i < lines; i++) {
+                    MPI_Count at = (MPI_Count)i * INLINE_BYTES;
+                    weft_dt_unpack(op->dt, op->count, op->buf, op->off + at, pkt[i].data,
+                                   pkt_piece(len, at));
+                }
+            } else {
+                weft_dt_unpack(op->dt, op->count, op->buf, op->off, bcast_data(sh, r),
+                               (MPI_Count)len);
+            }
+        }
+        op->off += (MPI_Count)len;
+        op->in_round = 0;
+        round_end(sh, r);
+    }
+    queue_pop(sh);
+    *rc = op->rc;
+    return 1;
 }
 
 /* Reduce count elements of contiguous dt from every local rank (mine at
@@ -1013,6 +1184,10 @@ int weft_coll_shm_run(int alg, const weft_coll_args_t *a)
 {
     struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
 
+    if (cc->shm != NULL) {
+        queue_drain(cc->shm);
+    }
+
     switch (alg) {
     case WEFT_ALG_BARRIER_INTRA_shm: return barrier_shm(a, cc);
     case WEFT_ALG_BCAST_INTRA_shm: return bcast_shm(a, cc);
@@ -1028,8 +1203,32 @@ int weft_coll_shm_run(int alg, const weft_coll_args_t *a)
     }
 }
 
+/* Non-blocking and persistent bcast on one node: one poll step (the node
+ * phase, ordered with the communicator's other shared-memory calls). */
+int weft_coll_bcast_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+    shm_op_t              *op;
+
+    if (cc->shm == NULL || cc->nodes != 1) {
+        return weft_error(MPI_ERR_INTERN, "the shm bcast schedule needs one node's region");
+    }
+    op = weft_sched_alloc(s, sizeof(*op));
+    if (op == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory bcast");
+    }
+    memset(op, 0, sizeof(*op));
+    op->sh    = cc->shm;
+    op->buf   = a->rbuf;
+    op->count = a->count;
+    op->dt    = a->dt;
+    op->lroot = a->root;
+    return weft_sched_poll(s, bcast_poll, op);
+}
+
 /* The registry wants a builder per row; these algorithms have no schedule
- * form (WEFT_R_SHM keeps them off non-blocking and persistent calls). */
+ * form (shm_allowed in coll.c keeps them off non-blocking and persistent
+ * calls). */
 #define NO_SCHEDULE(_coll)                                                                    \
     int weft_coll_##_coll##_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)            \
     {                                                                                         \
@@ -1038,7 +1237,6 @@ int weft_coll_shm_run(int alg, const weft_coll_args_t *a)
         return weft_error(MPI_ERR_INTERN, "the shm " #_coll " has no schedule form");       \
     }
 NO_SCHEDULE(barrier)
-NO_SCHEDULE(bcast)
 NO_SCHEDULE(reduce)
 NO_SCHEDULE(allreduce)
 NO_SCHEDULE(gather)
