@@ -565,7 +565,9 @@ static int shm_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
     }
     /* non-blocking and persistent: the algorithms with a schedule form
      * (a poll step, src/coll/shm), on one node */
-    if (!a->blocking && !(a->coll == WEFT_COLL_BCAST && cc->nodes == 1 && !a->nested)) {
+    if (!a->blocking &&
+        !((a->coll == WEFT_COLL_BCAST || a->coll == WEFT_COLL_REDUCE ||
+           a->coll == WEFT_COLL_ALLREDUCE) && cc->nodes == 1 && !a->nested)) {
         return 0;
     }
     switch (a->coll) {

@@ -10,7 +10,7 @@
  * ordering rule allows). bcast, reduce, allreduce, gather, allgather and
  * scatter results are compared element by element with a local reference.
  * Then the order rule of the shared-memory node phase: non-blocking and
- * persistent bcasts (which use it on one node) interleaved with blocking
+ * persistent bcasts, iallreduce and ireduce (which use it on one node) interleaved with blocking
  * bcasts and allreduces on the same communicator, sizes from 0 to 300 KiB
  * (wrapping the region's buffers), roots moving, the requests completed in
  * a different order on odd and even ranks.
@@ -166,9 +166,9 @@ int main(int argc, char **argv)
     {
         static const long ns[] = {0, 1, 100, 4096, 4097, 20000, 76800};
         const int         k = (int)(sizeof(ns) / sizeof(ns[0]));
-        int              *nbuf[3], small, sum;
-        MPI_Request       req[3];
-        for (int i = 0; i < 3; i++) {
+        int              *nbuf[6], small, sum;
+        MPI_Request       req[5];
+        for (int i = 0; i < 6; i++) {
             nbuf[i] = malloc((size_t)ns[k - 1] * sizeof(int));
         }
         long   pn = ns[4];
@@ -197,6 +197,14 @@ int main(int argc, char **argv)
                 memset(nbuf[1], 0, (size_t)n1 * sizeof(int));
             }
             CHECK_OK(MPI_Ibcast(nbuf[1], (int)n1, MPI_INT, r0, MPI_COMM_WORLD, &req[1]));
+            int cr = call++;
+            fill(nbuf[3], n1, rank, cr);
+            memset(nbuf[4], 0, (size_t)n1 * sizeof(int));
+            memset(nbuf[5], 0, (size_t)n1 * sizeof(int));
+            CHECK_OK(MPI_Iallreduce(nbuf[3], nbuf[4], (int)n1, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                    &req[3]));
+            CHECK_OK(MPI_Ireduce(nbuf[3], nbuf[5], (int)n1, MPI_INT, MPI_SUM, r1, MPI_COMM_WORLD,
+                                 &req[4]));
             pcall = call++;
             fill(nbuf[2], pn, proot, pcall);
             if (rank != proot) {
@@ -204,11 +212,11 @@ int main(int argc, char **argv)
             }
             CHECK_OK(MPI_Start(&req[2]));
             if (rank % 2) {
-                for (int i = 2; i >= 0; i--) {
+                for (int i = 4; i >= 0; i--) {
                     CHECK_OK(MPI_Wait(&req[i], MPI_STATUS_IGNORE));
                 }
             } else {
-                CHECK_OK(MPI_Waitall(3, req, MPI_STATUSES_IGNORE));
+                CHECK_OK(MPI_Waitall(5, req, MPI_STATUSES_IGNORE));
             }
             e = diff(a, n1, r1, cb);
             CHECK(e < 0, "bcast between ibcasts (%ld ints): element %ld wrong", n1, e);
@@ -216,11 +224,17 @@ int main(int argc, char **argv)
             CHECK(e < 0, "ibcast %ld ints root %d: element %ld wrong", n0, r0, e);
             e = diff(nbuf[1], n1, r0, c1);
             CHECK(e < 0, "second ibcast %ld ints: element %ld wrong", n1, e);
+            e = diff_sum(nbuf[4], n1, cr);
+            CHECK(e < 0, "iallreduce %ld ints: element %ld wrong", n1, e);
+            if (rank == r1) {
+                e = diff_sum(nbuf[5], n1, cr);
+                CHECK(e < 0, "ireduce %ld ints root %d: element %ld wrong", n1, r1, e);
+            }
             e = diff(nbuf[2], pn, proot, pcall);
             CHECK(e < 0, "persistent bcast %ld ints: element %ld wrong", pn, e);
         }
         CHECK_OK(MPI_Request_free(&req[2]));
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 6; i++) {
             free(nbuf[i]);
         }
     }

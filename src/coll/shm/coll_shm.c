@@ -7,7 +7,8 @@
  * algorithms); with several nodes, the node leaders run the inter-node phase
  * with an ordinary point-to-point schedule on the leader communicator.
  * Blocking calls run directly, not as schedules; a non-blocking or
- * persistent bcast on one node is a schedule of one poll step (see "Order
+ * persistent bcast, reduce or allreduce on one node is a schedule of one
+ * poll step (see "Order
  * rule" below for how it shares the region with the blocking calls).
  *
  * Region (n = ranks of the node), every entry one cache line:
@@ -403,6 +404,11 @@ typedef struct shm_op {
     weft_datatype_t      *dt;
     int                   lroot, last, rc, in_round;
     uint64_t              r;
+    /* reductions */
+    const void           *mydata;
+    weft_op_t            *op;
+    int                   all, phase;
+    MPI_Count             first; /* first element of the current round */
 } shm_op_t;
 
 static void queue_push(struct weft_coll_shm *sh, shm_op_t *op)
@@ -600,6 +606,113 @@ static int node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf,
         round_end(sh, r);
     }
     return rc;
+}
+
+/* all posts (or, with reduced, all "reduced" lines) of round r in? */
+static int all_in(struct weft_coll_shm *sh, const line_t *lines, size_t stride, uint64_t r)
+{
+    for (int j = 0; j < sh->n; j++) {
+        if (j != sh->me && (load(&lines[(size_t)j * stride]) & SEQ_ROUND_MASK) < r) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* One step of a non-blocking node_reduce (same rounds, same combining
+ * order); 1 when the call is finished. Phases of a round: 0 write my
+ * contribution once the buffers are free, 1 wait for every contribution
+ * and reduce, 2 (large) wait for every piece and copy the result out. */
+static int reduce_poll(void *state, int first, int *rc)
+{
+    shm_op_t             *o  = state;
+    struct weft_coll_shm *sh = o->sh;
+    weft_datatype_t      *dt = o->dt;
+    size_t                esize = (size_t)dt->size, total = (size_t)o->count * esize;
+    MPI_Aint              tlb   = dt->true_lb;
+    int                   n = sh->n, me = sh->me, want = o->all || me == o->lroot;
+    int                   small = total <= REDUCE_ALL_MAX;
+    MPI_Count             per_round = small ? o->count : (MPI_Count)(SLOT_BYTES / esize);
+
+    if (first) {
+        o->first = 0, o->phase = 0, o->rc = MPI_SUCCESS, o->in_round = 0, o->last = 0;
+        queue_push(sh, o);
+    }
+    if (sh->queue_head != o) {
+        return 0;
+    }
+    while (!o->last) {
+        MPI_Count cnt = o->count - o->first < per_round ? o->count - o->first : per_round;
+        size_t    len = (size_t)cnt * esize, at = (size_t)o->first * esize;
+        uint64_t  r;
+        if (!o->in_round) {
+            o->r        = round_begin(sh);
+            o->in_round = 1;
+            o->phase    = 0;
+        }
+        r = o->r;
+        if (o->phase == 0) {
+            if (!round_reuse_try(sh, r)) {
+                return 0;
+            }
+            memcpy(contrib(sh, me, r, small ? total : len), (const char *)o->mydata + tlb + at,
+                   len);
+            publish(post_line(sh, me, r), seq_make(r, (MPI_Count)total, small));
+            o->phase = 1;
+        }
+        if (o->phase == 1) {
+            if ((want || !small) && !all_in(sh, sh->post + r % NBUF, NBUF, r)) {
+                return 0;
+            }
+            if (o->first == 0 && (want || !small)) {
+                int j = posted_size_differs(sh, r, (MPI_Count)total);
+                if (j >= 0) { /* everyone reads every post of this round: all stop */
+                    o->rc = size_mismatch("a reduction", (MPI_Count)total, j, sh, r);
+                    if (!small) {
+                        publish(&sh->reduced[me], r);
+                    }
+                    round_end(sh, r);
+                    o->last = 1;
+                    break;
+                }
+            }
+            if (small) {
+                if (want && total > 0) {
+                    memcpy((char *)o->buf + tlb, contrib(sh, n - 1, r, total), total);
+                    for (int j = n - 2; j >= 0 && o->rc == MPI_SUCCESS; j--) {
+                        o->rc = weft_op_reduce(o->op, contrib(sh, j, r, total) - tlb, o->buf,
+                                               o->count, dt);
+                    }
+                }
+                round_end(sh, r);
+                o->last = 1;
+                break;
+            }
+            MPI_Count      poff, pcnt;
+            unsigned char *acc = contrib(sh, n - 1, r, len);
+            weft_coll_block(cnt, n, me, &poff, &pcnt);
+            for (int j = n - 2; pcnt > 0 && j >= 0 && o->rc == MPI_SUCCESS; j--) {
+                size_t pat = (size_t)poff * esize;
+                o->rc = weft_op_reduce(o->op, contrib(sh, j, r, len) + pat - tlb, acc + pat - tlb,
+                                       pcnt, dt);
+            }
+            publish(&sh->reduced[me], r);
+            o->phase = 2;
+        }
+        if (want) {
+            if (!all_in(sh, sh->reduced, 1, r)) {
+                return 0;
+            }
+            memcpy((char *)o->buf + tlb + at, contrib(sh, n - 1, r, len), len);
+        }
+        round_end(sh, r);
+        o->in_round = 0;
+        o->first += cnt;
+        o->last = o->first >= o->count;
+    }
+    queue_pop(sh);
+    *rc = o->rc;
+    return 1;
 }
 
 /* Every local rank's block (block bytes each) gathered on lroot, or on
@@ -1237,8 +1350,41 @@ int weft_coll_bcast_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
         return weft_error(MPI_ERR_INTERN, "the shm " #_coll " has no schedule form");       \
     }
 NO_SCHEDULE(barrier)
-NO_SCHEDULE(reduce)
-NO_SCHEDULE(allreduce)
+/* Non-blocking and persistent reduce / allreduce on one node. */
+static int reduce_schedule(weft_sched_t *s, const weft_coll_args_t *a, int all)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+    shm_op_t              *op;
+
+    if (cc->shm == NULL || cc->nodes != 1) {
+        return weft_error(MPI_ERR_INTERN, "the shm reduction schedule needs one node's region");
+    }
+    op = weft_sched_alloc(s, sizeof(*op));
+    if (op == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory reduction");
+    }
+    memset(op, 0, sizeof(*op));
+    op->sh     = cc->shm;
+    op->mydata = weft_coll_mydata(a);
+    op->buf    = a->rbuf;
+    op->count  = a->count;
+    op->dt     = a->dt;
+    op->op     = a->op;
+    op->all    = all;
+    op->lroot  = a->root;
+    return weft_sched_poll(s, reduce_poll, op);
+}
+
+int weft_coll_reduce_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return reduce_schedule(s, a, 0);
+}
+
+int weft_coll_allreduce_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return reduce_schedule(s, a, 1);
+}
+
 NO_SCHEDULE(gather)
 NO_SCHEDULE(allgather)
 NO_SCHEDULE(alltoall)
