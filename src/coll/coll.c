@@ -567,7 +567,9 @@ static int shm_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
      * (a poll step, src/coll/shm), on one node */
     if (!a->blocking &&
         !((a->coll == WEFT_COLL_BCAST || a->coll == WEFT_COLL_REDUCE ||
-           a->coll == WEFT_COLL_ALLREDUCE) && cc->nodes == 1 && !a->nested)) {
+           a->coll == WEFT_COLL_ALLREDUCE || a->coll == WEFT_COLL_GATHER ||
+           a->coll == WEFT_COLL_ALLGATHER || a->coll == WEFT_COLL_SCATTER) &&
+          cc->nodes == 1 && !a->nested)) {
         return 0;
     }
     switch (a->coll) {

@@ -10,7 +10,8 @@
  * ordering rule allows). bcast, reduce, allreduce, gather, allgather and
  * scatter results are compared element by element with a local reference.
  * Then the order rule of the shared-memory node phase: non-blocking and
- * persistent bcasts, iallreduce and ireduce (which use it on one node) interleaved with blocking
+ * persistent bcasts, iallreduce, ireduce, iallgather and iscatter (which use
+ * it on one node) interleaved with blocking
  * bcasts and allreduces on the same communicator, sizes from 0 to 300 KiB
  * (wrapping the region's buffers), roots moving, the requests completed in
  * a different order on odd and even ranks.
@@ -166,11 +167,15 @@ int main(int argc, char **argv)
     {
         static const long ns[] = {0, 1, 100, 4096, 4097, 20000, 76800};
         const int         k = (int)(sizeof(ns) / sizeof(ns[0]));
-        int              *nbuf[6], small, sum;
-        MPI_Request       req[5];
+        int              *nbuf[6], small, sum, *ag, *sc, *scin, agin[1000];
+        MPI_Request       req[7];
+        const long        g = 1000;
         for (int i = 0; i < 6; i++) {
             nbuf[i] = malloc((size_t)ns[k - 1] * sizeof(int));
         }
+        ag   = malloc((size_t)(g * size) * sizeof(int));
+        scin = malloc((size_t)(g * size) * sizeof(int));
+        sc   = malloc((size_t)g * sizeof(int));
         long   pn = ns[4];
         int    proot = size - 1, pcall = 0;
         CHECK_OK(MPI_Bcast_init(nbuf[2], (int)pn, MPI_INT, proot, MPI_COMM_WORLD, MPI_INFO_NULL,
@@ -205,6 +210,15 @@ int main(int argc, char **argv)
                                     &req[3]));
             CHECK_OK(MPI_Ireduce(nbuf[3], nbuf[5], (int)n1, MPI_INT, MPI_SUM, r1, MPI_COMM_WORLD,
                                  &req[4]));
+            int ca = call++, cs = call++;
+            fill(agin, g, rank, ca);
+            CHECK_OK(MPI_Iallgather(agin, (int)g, MPI_INT, ag, (int)g, MPI_INT, MPI_COMM_WORLD,
+                                    &req[5]));
+            for (int r = 0; rank == r1 && r < size; r++) {
+                fill(scin + r * g, g, r, cs);
+            }
+            CHECK_OK(MPI_Iscatter(scin, (int)g, MPI_INT, sc, (int)g, MPI_INT, r1, MPI_COMM_WORLD,
+                                  &req[6]));
             pcall = call++;
             fill(nbuf[2], pn, proot, pcall);
             if (rank != proot) {
@@ -212,11 +226,11 @@ int main(int argc, char **argv)
             }
             CHECK_OK(MPI_Start(&req[2]));
             if (rank % 2) {
-                for (int i = 4; i >= 0; i--) {
+                for (int i = 6; i >= 0; i--) {
                     CHECK_OK(MPI_Wait(&req[i], MPI_STATUS_IGNORE));
                 }
             } else {
-                CHECK_OK(MPI_Waitall(5, req, MPI_STATUSES_IGNORE));
+                CHECK_OK(MPI_Waitall(7, req, MPI_STATUSES_IGNORE));
             }
             e = diff(a, n1, r1, cb);
             CHECK(e < 0, "bcast between ibcasts (%ld ints): element %ld wrong", n1, e);
@@ -230,6 +244,12 @@ int main(int argc, char **argv)
                 e = diff_sum(nbuf[5], n1, cr);
                 CHECK(e < 0, "ireduce %ld ints root %d: element %ld wrong", n1, r1, e);
             }
+            for (int r = 0; r < size; r++) {
+                e = diff(ag + r * g, g, r, ca);
+                CHECK(e < 0, "iallgather block %d: element %ld wrong", r, e);
+            }
+            e = diff(sc, g, rank, cs);
+            CHECK(e < 0, "iscatter root %d: element %ld wrong", r1, e);
             e = diff(nbuf[2], pn, proot, pcall);
             CHECK(e < 0, "persistent bcast %ld ints: element %ld wrong", pn, e);
         }
@@ -237,6 +257,9 @@ int main(int argc, char **argv)
         for (int i = 0; i < 6; i++) {
             free(nbuf[i]);
         }
+        free(ag);
+        free(scin);
+        free(sc);
     }
     free(a);
     free(b);

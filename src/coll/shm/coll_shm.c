@@ -7,8 +7,8 @@
  * algorithms); with several nodes, the node leaders run the inter-node phase
  * with an ordinary point-to-point schedule on the leader communicator.
  * Blocking calls run directly, not as schedules; a non-blocking or
- * persistent bcast, reduce or allreduce on one node is a schedule of one
- * poll step (see "Order
+ * persistent bcast, reduce, allreduce, gather, allgather or scatter on one
+ * node is a schedule of one poll step (see "Order
  * rule" below for how it shares the region with the blocking calls).
  *
  * Region (n = ranks of the node), every entry one cache line:
@@ -826,6 +826,170 @@ static int node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count b
     return rc;
 }
 
+/* Non-blocking gather / allgather / scatter on one node: node_gather's and
+ * node_scatter's rounds as poll steps (same FIFO order rule as the bcast). */
+typedef struct {
+    shm_op_t  h; /* queue link, region, round state, error */
+    blocks_t  b;
+    MPI_Count block;
+    int       kind; /* 0 gather, 1 allgather, 2 scatter */
+    int       inplace;
+} shm_blocks_op_t;
+
+/* The local part of the call, at each start (the data may have changed). */
+static void blocks_op_start(shm_blocks_op_t *o)
+{
+    struct weft_coll_shm *sh = o->h.sh;
+    int                   me = sh->me, root = o->h.lroot;
+    blocks_t             *b  = &o->b;
+
+    if (o->kind == 2) {
+        if (me == root && !o->inplace) {
+            weft_dt_copy((const char *)b->sbuf + me * (MPI_Aint)b->scount * b->sdt->extent,
+                         b->scount, b->sdt, b->rbuf, b->rcount, b->rdt);
+        }
+    } else if ((o->kind == 1 || me == root) && !o->inplace) {
+        weft_dt_copy(b->sbuf, b->scount, b->sdt,
+                     (char *)b->rbuf + me * (MPI_Aint)b->rcount * b->rdt->extent, b->rcount,
+                     b->rdt);
+    }
+}
+
+static int gather_poll(void *state, int first, int *rc)
+{
+    shm_blocks_op_t      *o  = state;
+    struct weft_coll_shm *sh = o->h.sh;
+    const blocks_t       *b  = &o->b;
+    int                   n = sh->n, me = sh->me, all = o->kind == 1;
+    int                   want = all || me == o->h.lroot;
+    MPI_Aint              rstride = want ? (MPI_Aint)b->rcount * b->rdt->extent : 0;
+
+    if (first) {
+        o->h.off = 0, o->h.last = 0, o->h.rc = MPI_SUCCESS, o->h.in_round = 0;
+        blocks_op_start(o);
+        queue_push(sh, &o->h);
+    }
+    if (sh->queue_head != &o->h) {
+        return 0;
+    }
+    while (!o->h.last) {
+        MPI_Count off = o->h.off;
+        size_t    len = (size_t)(o->block - off < SLOT_BYTES ? o->block - off : SLOT_BYTES);
+        uint64_t  r;
+        if (!o->h.in_round) {
+            o->h.r        = round_begin(sh);
+            o->h.in_round = 1;
+            o->h.phase    = 0;
+        }
+        r = o->h.r;
+        if (o->h.phase == 0) {
+            if (!want || all) {
+                if (!round_reuse_try(sh, r)) {
+                    return 0;
+                }
+                weft_dt_pack(b->sdt, b->scount, b->sbuf, off, contrib(sh, me, r, len),
+                             (MPI_Count)len);
+                publish(post_line(sh, me, r), seq_make(r, o->block, 0));
+            }
+            o->h.phase = 1;
+        }
+        if (want) {
+            if (!all_in(sh, sh->post + r % NBUF, NBUF, r)) {
+                return 0;
+            }
+            for (int j = 0; j < n; j++) {
+                if (j == me) {
+                    continue;
+                }
+                if (!seq_size_is(load(post_line(sh, j, r)), o->block)) {
+                    if (o->h.rc == MPI_SUCCESS) {
+                        o->h.rc = size_mismatch("a gather", o->block, j, sh, r);
+                    }
+                    continue;
+                }
+                weft_dt_unpack(b->rdt, b->rcount, (char *)b->rbuf + j * rstride, off,
+                               contrib(sh, j, r, len), (MPI_Count)len);
+            }
+        }
+        round_end(sh, r);
+        o->h.in_round = 0;
+        o->h.off += SLOT_BYTES;
+        o->h.last = o->h.off >= o->block || (all && o->h.rc != MPI_SUCCESS);
+    }
+    queue_pop(sh);
+    *rc = o->h.rc;
+    return 1;
+}
+
+static int scatter_poll(void *state, int first, int *rc)
+{
+    shm_blocks_op_t      *o  = state;
+    struct weft_coll_shm *sh = o->h.sh;
+    const blocks_t       *b  = &o->b;
+    int                   n = sh->n, me = sh->me, lroot = o->h.lroot;
+    MPI_Aint              sstride = me == lroot ? (MPI_Aint)b->scount * b->sdt->extent : 0;
+
+    if (first) {
+        o->h.off = 0, o->h.last = 0, o->h.rc = MPI_SUCCESS, o->h.in_round = 0;
+        blocks_op_start(o);
+        queue_push(sh, &o->h);
+    }
+    if (sh->queue_head != &o->h) {
+        return 0;
+    }
+    while (!o->h.last) {
+        MPI_Count off = o->h.off;
+        uint64_t  r;
+        line_t   *pkt;
+        if (!o->h.in_round) {
+            o->h.r        = round_begin(sh);
+            o->h.in_round = 1;
+        }
+        r   = o->h.r;
+        pkt = ready_pkt(sh, r);
+        if (me == lroot) {
+            size_t len = (size_t)(o->block - off < SLOT_BYTES ? o->block - off : SLOT_BYTES);
+            if (!round_reuse_try(sh, r)) {
+                return 0;
+            }
+            o->h.last = off + (MPI_Count)len >= o->block;
+            for (int j = 0; j < n && len > 0; j++) {
+                if (j != me) {
+                    weft_dt_pack(b->sdt, b->scount, (const char *)b->sbuf + j * sstride, off,
+                                 contrib(sh, j, r, SLOT_BYTES), (MPI_Count)len);
+                }
+            }
+            publish(&pkt[0], seq_make(r, o->block, o->h.last));
+        } else {
+            uint64_t  v;
+            MPI_Count len, mine;
+            if ((load(&pkt[0]) & SEQ_ROUND_MASK) < r) {
+                return 0;
+            }
+            v         = load(&pkt[0]);
+            o->h.last = (v & SEQ_LAST) != 0;
+            if (!seq_size_is(v, o->block) && o->h.rc == MPI_SUCCESS) {
+                o->h.rc = weft_error(MPI_ERR_TRUNCATE,
+                                     "ranks passed different amounts of data to a scatter (%lld "
+                                     "bytes here, about %lld at the root)",
+                                     (long long)o->block, (long long)seq_size(v));
+            }
+            len  = o->h.last ? (o->block - off) : SLOT_BYTES;
+            mine = o->block - off < len ? o->block - off : len;
+            if (o->h.rc == MPI_SUCCESS && mine > 0) {
+                weft_dt_unpack(b->rdt, b->rcount, b->rbuf, off, contrib(sh, me, r, SLOT_BYTES),
+                               mine);
+            }
+        }
+        round_end(sh, r);
+        o->h.in_round = 0;
+        o->h.off += SLOT_BYTES;
+    }
+    queue_pop(sh);
+    *rc = o->h.rc;
+    return 1;
+}
+
 /* ---- setup ------------------------------------------------------------------ */
 
 static void shm_free(struct weft_coll_shm *sh)
@@ -1385,7 +1549,53 @@ int weft_coll_allreduce_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
     return reduce_schedule(s, a, 1);
 }
 
-NO_SCHEDULE(gather)
-NO_SCHEDULE(allgather)
+/* Non-blocking and persistent gather / allgather / scatter on one node. */
+static int blocks_schedule(weft_sched_t *s, const weft_coll_args_t *a, int kind)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+    shm_blocks_op_t       *o;
+    int                    me = a->comm->rank;
+
+    if (cc->shm == NULL || cc->nodes != 1) {
+        return weft_error(MPI_ERR_INTERN, "the shm gather/scatter schedule needs one node's region");
+    }
+    o = weft_sched_alloc(s, sizeof(*o));
+    if (o == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory gather or scatter");
+    }
+    memset(o, 0, sizeof(*o));
+    o->h.sh    = cc->shm;
+    o->h.lroot = a->root;
+    o->kind    = kind;
+    o->b       = (blocks_t){a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt};
+    if (kind == 2) {
+        o->inplace = me == a->root && a->rbuf == MPI_IN_PLACE;
+        o->block   = me == a->root ? a->scount * a->sdt->size : a->rcount * a->rdt->size;
+        return weft_sched_poll(s, scatter_poll, o);
+    }
+    o->inplace = a->sbuf == MPI_IN_PLACE;
+    if (o->inplace) { /* my block already sits in rbuf */
+        o->b.sbuf   = (char *)a->rbuf + me * (MPI_Aint)a->rcount * a->rdt->extent;
+        o->b.scount = a->rcount;
+        o->b.sdt    = a->rdt;
+    }
+    o->block = o->b.scount * o->b.sdt->size;
+    return weft_sched_poll(s, gather_poll, o);
+}
+
+int weft_coll_gather_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return blocks_schedule(s, a, 0);
+}
+
+int weft_coll_allgather_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return blocks_schedule(s, a, 1);
+}
+
+int weft_coll_scatter_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return blocks_schedule(s, a, 2);
+}
+
 NO_SCHEDULE(alltoall)
-NO_SCHEDULE(scatter)
