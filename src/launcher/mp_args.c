@@ -49,6 +49,8 @@ void mp_die(int code, const char *fmt, ...)
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
     mp_msg("mpiexec: error: %s", line);
+    mp_agent_final(line);
+    mp_ns_close();
     exit(code);
 }
 
@@ -78,6 +80,14 @@ void mp_usage(void)
            "                         MPIEXEC_TIMEOUT is used when not given\n"
            "  -bind-to core|socket|numa|none\n"
            "                         CPU binding level (see WEFT_CPU_BINDING_* variables)\n"
+           "  -usize N               MPI_UNIVERSE_SIZE (default: the hosts' slots, or -n)\n"
+           "  -wdir DIR              working directory of the ranks\n"
+           "  -path DIRS             look for the program in DIRS (':'-separated) first\n"
+           "  -nameserver-file FILE  serve MPI_Publish_name & co. to other jobs: write\n"
+           "                         host:port:secret to FILE (mode 0600)\n"
+           "  -nameserver ADDR       use another mpirun's name server: its FILE's line\n"
+           "                         or path (also WEFT_NAMESERVER)\n"
+           "  -kill-on-child-failure end this job when a job it spawned fails\n"
            "  -verbose               print what the launcher does\n"
            "  -h, --help             this text\n"
            "  --version              print the version\n"
@@ -254,6 +264,42 @@ void mp_parse_args(int argc, char **argv)
             }
             mp.launcher = v;
             i++;
+        } else if (!strcmp(o, "usize") || !strcmp(o, "universe-size")) {
+            mp.universe = mp_parse_count(a, v);
+            i++;
+        } else if (!strcmp(o, "wdir") || !strcmp(o, "dir")) {
+            if (v == NULL) {
+                mp_die(MP_EXIT_USAGE, "%s needs a directory", a);
+            }
+            mp.wdir = v;
+            i++;
+        } else if (!strcmp(o, "path")) {
+            if (v == NULL) {
+                mp_die(MP_EXIT_USAGE, "%s needs a directory list", a);
+            }
+            mp.path = v;
+            i++;
+        } else if (!strcmp(o, "nameserver-file")) {
+            if (v == NULL) {
+                mp_die(MP_EXIT_USAGE, "%s needs a file name", a);
+            }
+            mp.ns_file = v;
+            i++;
+        } else if (!strcmp(o, "nameserver")) {
+            if (v == NULL) {
+                mp_die(MP_EXIT_USAGE, "%s needs host:port:secret or an address file", a);
+            }
+            mp.ns_remote = v;
+            i++;
+        } else if (!strcmp(o, "kill-on-child-failure")) {
+            mp.kill_on_child_failure = 1;
+        } else if (!strcmp(o, "spawn-fd")) {
+            /* Internal: this mpiexec runs a spawned job (pmi/pmi_spawn.h). */
+            mp.spawn_fd = v ? atoi(v) : -1;
+            if (mp.spawn_fd < 3 || fcntl(mp.spawn_fd, F_GETFD) < 0) {
+                mp_die(MP_EXIT_USAGE, "%s needs an open file descriptor", a);
+            }
+            i++;
         } else if (!strcmp(o, "verbose") || !strcmp(o, "v")) {
             mp.verbose = 1;
         } else if (!strcmp(o, "h") || !strcmp(o, "help")) {
@@ -268,6 +314,10 @@ void mp_parse_args(int argc, char **argv)
     }
     if (i >= argc) {
         mp_die(MP_EXIT_USAGE, "no program to run (usage: mpiexec [options] program [args])");
+    }
+    /* Relative program names and the ranks' cwd both start from -wdir. */
+    if (mp.wdir != NULL && chdir(mp.wdir) != 0) {
+        mp_die(MP_EXIT_USAGE, "-wdir %s: %s", mp.wdir, strerror(errno));
     }
     mp.prog_argc = argc - i;
     mp.prog_argv = argv + i;
@@ -327,6 +377,19 @@ void mp_resolve_program(void)
         mp_check_exe(name, name);
         mp_absolute(name, mp.prog_path, sizeof(mp.prog_path));
         return;
+    }
+    for (const char *p = mp.path; p != NULL && *p;) { /* -path first */
+        const char *colon = strchr(p, ':');
+        size_t      n     = colon ? (size_t)(colon - p) : strlen(p);
+        char        cand[PATH_MAX];
+        struct stat st;
+
+        snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, p, name);
+        if (n > 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+            mp_absolute(cand, mp.prog_path, sizeof(mp.prog_path));
+            return;
+        }
+        p = colon ? colon + 1 : NULL;
     }
     const char *p = mp_rank_path();
     while (p != NULL) {

@@ -42,6 +42,7 @@ void mp_signal_all(int sig)
             kill(-px->pid, SIGKILL);
         }
     }
+    mp_signal_agents(sig);
     if (sig == SIGKILL) {
         mp.killed    = 1;
         mp.kill_at   = 0;
@@ -194,6 +195,9 @@ void mp_handle(int p, const weft_ctl_hdr_t *hdr, const char *payload)
     case WEFT_CTL_STARTED:
         if (hdr->a0 >= 0 && hdr->a0 < mp.np) {
             mp.ranks[hdr->a0].pid = hdr->a1;
+            if (mp.spawn_fd >= 0) {
+                mp_agent_started(hdr->a0, 0);
+            }
             if (mp.verbose) {
                 mp_msg("mpiexec: rank %d started on host %s as pid %d", hdr->a0, px->host,
                        hdr->a1);
@@ -202,6 +206,18 @@ void mp_handle(int p, const weft_ctl_hdr_t *hdr, const char *payload)
         break;
     case WEFT_CTL_OUTPUT:
         mp_output(hdr->a0, hdr->a1, payload, hdr->len);
+        break;
+    case WEFT_CTL_NOEXEC:
+        mp_agent_started(hdr->a0, hdr->a1);
+        break;
+    case WEFT_CTL_NAME: {
+        const char *service = payload;
+        const char *port    = hdr->len > strlen(service) ? service + strlen(service) + 1 : "";
+        mp_ns_request(p, hdr->a0, hdr->a1, service, port);
+        break;
+    }
+    case WEFT_CTL_SPAWN:
+        mp_spawn_request(p, hdr->a0, payload, hdr->len);
         break;
     case WEFT_CTL_STDIN_ACK:
         mp.stdin_outstanding -= hdr->a0;
@@ -293,6 +309,9 @@ void mp_user_signal(int sig)
 
 int mp_all_done(void)
 {
+    if (!mp_agents_done()) {
+        return 0;
+    }
     for (int p = 0; p < mp.nproxies; p++) {
         if (!mp.proxies[p].reaped) {
             return 0;

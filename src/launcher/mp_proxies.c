@@ -17,7 +17,7 @@ void mp_send_job(int p)
     snprintf(job.cwd, sizeof(job.cwd), "%s", mp_jobspec.cwd);
     job.mapping    = mp_jobspec.mapping;
     job.size       = mp.np;
-    job.universe   = mp.np;
+    job.universe   = mp.universe;
     job.node_id    = p;
     job.node_count = mp.nproxies;
     job.nlocal     = px->nranks;

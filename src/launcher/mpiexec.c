@@ -20,7 +20,8 @@
  */
 #include "mpiexec.h"
 
-mp_state_t mp = {.sigpipe = {-1, -1}, .listener = {.fd = -1}};
+mp_state_t mp = {.sigpipe = {-1, -1}, .listener = {.fd = -1}, .ns_listener = {.fd = -1},
+                 .spawn_fd = -1, .noexec_first = -1};
 mp_jobspec_t mp_jobspec;
 
 int main(int argc, char **argv)
@@ -58,11 +59,23 @@ int main(int argc, char **argv)
             mp.np += mp.ppn > 0 ? mp.ppn : mp.hosts[h].slots;
         }
     }
+    if (mp.universe == 0) {
+        /* MPI_UNIVERSE_SIZE: the slots of the host list (Slurm's allocation
+         * included), never less than the job. */
+        for (int h = 0; h < mp.nhosts; h++) {
+            mp.universe += mp.hosts[h].slots;
+        }
+        if (mp.universe < mp.np) {
+            mp.universe = mp.np;
+        }
+    }
+    mp_agent_setup();
     mp_load_binding();
     mp_resolve_program();
     mp_find_proxy();
     mp_place();
     mp_open_listener();
+    mp_ns_open();
 
     if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd)) {
         rnd = (uint32_t)weft_now_ms();
@@ -95,7 +108,8 @@ int main(int argc, char **argv)
 
     while (!mp_all_done()) {
         int           nlisten = weft_listener_nfds(&mp.listener);
-        struct pollfd pfds[mp.nproxies + 2 + nlisten];
+        int           nns     = mp_ns_nfds();
+        struct pollfd pfds[mp.nproxies + 2 + nlisten + nns];
         int           n = 0, timeout = -1, partial = 0;
         long long     now = weft_now_ms();
 
@@ -119,6 +133,8 @@ int main(int argc, char **argv)
         }
         weft_listener_fill(&mp.listener, &pfds[n]);
         n += nlisten;
+        mp_ns_fill(&pfds[n]);
+        n += nns;
         if (nlisten > 1) {
             int left = weft_listener_timeout(&mp.listener);
             timeout  = timeout >= 0 && timeout < left ? timeout : left;
@@ -147,6 +163,7 @@ int main(int argc, char **argv)
             for (ssize_t s = 0; s < k; s++) {
                 if (sigs[s] == SIGCHLD) {
                     mp_reap_proxies();
+                    mp_reap_agents();
                 } else if (sigs[s] == SIGUSR1 || sigs[s] == SIGUSR2) {
                     /* For the ranks (checkpoint, report...): pass on, job goes on. */
                     if (mp.go_sent && !mp.killed) {
@@ -179,6 +196,9 @@ int main(int argc, char **argv)
         if (nlisten > 0) {
             weft_listener_service(&mp.listener, &pfds[2 + mp.nproxies], mp_on_remote_conn,
                                   mp_on_refused, NULL);
+        }
+        if (nns > 0) {
+            mp_ns_service(&pfds[2 + mp.nproxies + nlisten]);
         }
         if (rc == 0 && partial) {
             for (int r = 0; r < mp.np; r++) {
@@ -230,5 +250,7 @@ int main(int argc, char **argv)
         mp_flush_partial(r, 0);
         mp_flush_partial(r, 1);
     }
+    mp_agent_final(NULL);
+    mp_ns_close();
     return mp.failed ? mp.exit_code : 0;
 }

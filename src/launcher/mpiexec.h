@@ -68,6 +68,18 @@ typedef struct {
     char      *binding;
 } mp_rank_t;
 
+/* A client connection of the name server (-nameserver-file). */
+typedef struct {
+    int        fd;
+    weft_buf_t in;
+} mp_ns_conn_t;
+
+/* The mpiexec of a job spawned by one of our ranks. */
+typedef struct {
+    pid_t pid;
+    int   reaped;
+} mp_agent_t;
+
 typedef struct {
     int                 np;
     int                 np_given;
@@ -120,6 +132,28 @@ typedef struct {
     int       sigpipe[2];
     int       stdin_open;
     long      stdin_outstanding;
+
+    /* Dynamic processes (mp_dynproc.c) */
+    int             universe;      /* -usize, else the host list's slots, else np */
+    const char     *wdir;          /* -wdir: the ranks' working directory */
+    const char     *path;          /* -path: where to look for the program first */
+    int             kill_on_child_failure;
+    const char     *ns_file;       /* -nameserver-file: serve names to other jobs */
+    int             ns_file_written;
+    const char     *ns_remote;     /* -nameserver / WEFT_NAMESERVER: use another job's */
+    char          **ns_names;
+    char          **ns_ports;
+    int             ns_count;
+    weft_secret_t   ns_secret;
+    weft_listener_t ns_listener;
+    mp_ns_conn_t   *ns_conns;
+    int             ns_nconns;
+    mp_agent_t     *agents;
+    int             nagents;
+    int             spawn_fd;      /* --spawn-fd: we run a spawned job; report here */
+    int             nstarted;
+    int            *noexec;        /* errno of each rank's failed exec, 0 if none */
+    int             noexec_first;
 } mp_state_t;
 
 extern mp_state_t mp;
@@ -187,5 +221,20 @@ void mp_heartbeat(long long now);
 void mp_launch_remote(int p, const char *addr, int port);
 void mp_drain_remote_links(void);
 void mp_launch(void);
+
+/* mp_dynproc.c: name service, spawn (parent and agent side) */
+void mp_ns_open(void);
+void mp_ns_close(void);
+int  mp_ns_nfds(void);
+void mp_ns_fill(struct pollfd *pfds);
+void mp_ns_service(const struct pollfd *pfds);
+void mp_ns_request(int p, int conn, int op, const char *service, const char *port);
+void mp_spawn_request(int p, int conn, const char *data, size_t len);
+void mp_reap_agents(void);
+int  mp_agents_done(void);
+void mp_signal_agents(int sig);
+void mp_agent_setup(void);
+void mp_agent_started(int rank, int exec_errno);
+void mp_agent_final(const char *why);
 
 #endif
