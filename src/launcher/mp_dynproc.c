@@ -274,6 +274,16 @@ void mp_ns_open(void)
     if (mp.ns_remote == NULL && weft_tunables.NAMESERVER && weft_tunables.NAMESERVER[0]) {
         mp.ns_remote = weft_tunables.NAMESERVER;
     }
+    if (mp.ns_remote != NULL) {
+        char          host[256];
+        int           port;
+        weft_secret_t secret;
+        if (ns_parse_addr(mp.ns_remote, host, sizeof(host), &port, &secret, err, sizeof(err)) !=
+            0) {
+            mp_die(MP_EXIT_USAGE, "%s", err);
+        }
+        memset(&secret, 0, sizeof(secret));
+    }
     if (mp.ns_file == NULL) {
         return; /* listen only when asked to serve other jobs */
     }

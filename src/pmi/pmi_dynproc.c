@@ -320,6 +320,9 @@ static int name_rc(const weft_pmi_msg_t *r, int wire, int op)
     if (why != NULL && (strstr(why, "not_found") || strstr(why, "not found"))) {
         return WEFT_PMI_ERR_NOT_FOUND;
     }
+    if (why != NULL && (strstr(why, "unavailable") || strstr(why, "name_service_error"))) {
+        return WEFT_PMI_ERR_GENERIC;
+    }
     if (why != NULL && (strstr(why, "unsupported") || strstr(why, "no_name_service") ||
                         strstr(why, "no name service"))) {
         return WEFT_PMI_ERR_UNSUPPORTED;

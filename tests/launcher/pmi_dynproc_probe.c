@@ -11,7 +11,7 @@
  *       print "dyn: op=spawn rc=RC errcodes=E,.. msg=TEXT"
  *   waitfile PATH      wait (at most 60 s) until PATH exists
  *   touch PATH         create PATH
- * Every rank prints "dyn: rank=R size=S spawned=0|1 universe=U appnum=A"
+ * Every rank prints "dyn: rank=R size=S spawned=0|1 universe=U appnum=A nodes=N kvs=K"
  * and, when spawned, "dyn: rank=R preput KEY=VALUE" for --preput KEY.
  * Options before the steps: --preput KEY (repeatable), --all (every rank
  * runs the steps, not only rank 0). Exit 0, or 4 on a PMI failure.
@@ -103,8 +103,9 @@ int main(int argc, char **argv)
     if (weft_pmi_init(&info) != 0) {
         return 4;
     }
-    printf("dyn: rank=%d size=%d spawned=%d universe=%d appnum=%d\n", info.rank, info.size,
-           weft_pmi_is_spawned(), weft_pmi_universe_size(), info.appnum);
+    printf("dyn: rank=%d size=%d spawned=%d universe=%d appnum=%d nodes=%d kvs=%s\n", info.rank,
+           info.size, weft_pmi_is_spawned(), weft_pmi_universe_size(), info.appnum,
+           info.node_count, info.kvsname);
     for (int k = 0; k < npreput; k++) {
         char val[WEFT_PMI_MAX_VAL];
         rc = weft_pmi_get_preput(preput[k], val, sizeof(val));

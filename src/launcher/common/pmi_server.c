@@ -275,10 +275,8 @@ void weft_pmi_server_name_done(weft_pmi_server_t *srv, int i, int op, int rc, co
         weft_pmi_msg_add(&r, "found", "FALSE");
     }
     weft_pmi_msg_add(&r, v2 ? "errmsg" : "msg", why);
-    srv_reply(srv, i, &r);
-    if (rc != WEFT_PMI_ERR_DUPLICATE && rc != WEFT_PMI_ERR_NOT_FOUND && text != NULL) {
-        srv_error(srv, srv->conns[i].rank, text);
-    }
+    srv_reply(srv, i, &r); /* mpiexec printed why */
+    (void)text;
 }
 
 static int tok_str(weft_buf_t *b, const char *s)
