@@ -367,7 +367,11 @@ static int name_call(int op, const char *service, const char *port, char *out, s
     }
     rc = name_rc(&r, wire, op);
     if (rc == 0 && op == 'L') {
-        v = weft_pmi_msg_get(&r, wire == 2 ? "value" : "port");
+        /* PMI-2 servers differ: MPICH 4's hydra says port=, older ones value=. */
+        v = weft_pmi_msg_get(&r, "port");
+        if (v == NULL && wire == 2) {
+            v = weft_pmi_msg_get(&r, "value");
+        }
         if (v == NULL) {
             return WEFT_PMI_ERR_NOT_FOUND;
         }

@@ -269,3 +269,23 @@ def test_singleton_spawn_without_mpiexec(dynprobe, tmp_path):
     sp = ops(p.stdout, "spawn")[0]
     assert sp["rc"] == "SPAWN" and sp["errcodes"] == "1"
     assert "mpiexec" in p.stdout
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_hydra_serves_the_same_wire(dynprobe, marker, version):
+    # The client's spawn and name messages are the documented PMI forms:
+    # MPICH's hydra understands them too (preput through its KVS).
+    L = dynprobe
+    if not os.path.exists(L.hydra):
+        pytest.skip(f"MPICH hydra not found at {L.hydra} "
+                    "(set WEFT_PEER_MPICH_PREFIX to a venv with the mpich wheel)")
+    step = spawn_step(2, child_cmd(L, marker, "--preput", "k"), preput=[("k", "via-hydra")])
+    p = subprocess.run([L.hydra, "-genv", "WEFT_TEST_MARKER", marker, "-n", "2", L.dynprobe] +
+                       step + ["pub", "h", "hp", "look", "h", "unpub", "h", "look", "h"],
+                       capture_output=True, text=True, timeout=60,
+                       env=L.env({"WEFT_PMI_VERSION": str(version)}))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert ops(p.stdout, "spawn")[0]["rc"] == "0"
+    assert p.stdout.count("preput k=via-hydra") == 2, p.stdout
+    assert [(o["rc"], o.get("port")) for o in ops(p.stdout, "look")] == [("0", "hp"),
+                                                                         ("NOT_FOUND", "")]

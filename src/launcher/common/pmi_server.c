@@ -258,10 +258,11 @@ void weft_pmi_server_name_done(weft_pmi_server_t *srv, int i, int op, int rc, co
     if (rc == 0) {
         weft_pmi_msg_add(&r, "rc", "0");
         if (op == 'L') {
-            if (v2) {
+            if (v2) { /* both spellings PMI-2 clients read */
                 weft_pmi_msg_add(&r, "found", "TRUE");
+                weft_pmi_msg_add(&r, "value", text);
             }
-            weft_pmi_msg_add(&r, v2 ? "value" : "port", text);
+            weft_pmi_msg_add(&r, "port", text);
         }
         srv_reply(srv, i, &r);
         return;
