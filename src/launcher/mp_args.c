@@ -57,6 +57,7 @@ void mp_die(int code, const char *fmt, ...)
 void mp_usage(void)
 {
     printf("Usage: mpiexec [options] [NAME=value ...] program [args ...]\n"
+           "              [: -n N [-path DIRS] [-wdir DIR] program2 [args ...]] ...\n"
            "       (mpirun is the same program)\n"
            "\n"
            "Options:\n"
@@ -71,7 +72,7 @@ void mp_usage(void)
            "  -launcher-exec PROG    the ssh-like program to use\n"
            "  -iface NAME            advertise this interface's address to remote hosts\n"
            "  -genv NAME VALUE       set NAME=VALUE for every rank\n"
-           "  -env NAME VALUE        same as -genv (one program per job for now)\n"
+           "  -env NAME VALUE        same as -genv (every program of the job)\n"
            "  -genvall               pass mpiexec's whole environment (the default)\n"
            "  -genvnone              pass only variables set with -genv/-env/NAME=value\n"
            "  NAME=value             before the program: set NAME for every rank\n"
@@ -319,8 +320,54 @@ void mp_parse_args(int argc, char **argv)
     if (mp.wdir != NULL && chdir(mp.wdir) != 0) {
         mp_die(MP_EXIT_USAGE, "-wdir %s: %s", mp.wdir, strerror(errno));
     }
-    mp.prog_argc = argc - i;
     mp.prog_argv = argv + i;
+    while (i < argc && strcmp(argv[i], ":") != 0) {
+        i++;
+    }
+    mp.prog_argc = (int)(argv + i - mp.prog_argv);
+    /* MPMD: "A args : -n N [-path P] [-wdir D] B args : ..." (one job; MPI_APPNUM
+     * is the program's index). */
+    while (i < argc) {
+        mp_app_t app = {.np = 1};
+        argv[i++]    = NULL; /* ends the previous program's argv */
+        for (; i < argc && argv[i][0] == '-'; i += 2) {
+            const char *o = argv[i] + (argv[i][1] == '-' ? 2 : 1);
+            if (!strcmp(argv[i], "--")) {
+                i--;
+                i += 2;
+                break;
+            }
+            if (i + 1 >= argc) {
+                mp_die(MP_EXIT_USAGE, "%s needs a value", argv[i]);
+            }
+            if (!strcmp(o, "n") || !strcmp(o, "np")) {
+                app.np = mp_parse_count(argv[i], argv[i + 1]);
+            } else if (!strcmp(o, "path")) {
+                app.search = argv[i + 1];
+            } else if (!strcmp(o, "wdir") || !strcmp(o, "dir")) {
+                if (mp.wdir != NULL && strcmp(mp.wdir, argv[i + 1]) != 0) {
+                    mp_die(MP_EXIT_USAGE, "the programs of one job need the same -wdir");
+                }
+                mp.wdir = argv[i + 1];
+            } else {
+                mp_die(MP_EXIT_USAGE, "after ':' only -n, -path and -wdir are accepted, not '%s'",
+                       argv[i]);
+            }
+        }
+        if (i >= argc || strcmp(argv[i], ":") == 0) {
+            mp_die(MP_EXIT_USAGE, "':' must be followed by a program");
+        }
+        app.argv = argv + i;
+        while (i < argc && strcmp(argv[i], ":") != 0) {
+            i++;
+        }
+        app.argc = (int)(argv + i - app.argv);
+        mp.apps  = realloc(mp.apps, sizeof(*mp.apps) * (size_t)(mp.napps + 1));
+        if (mp.apps == NULL) {
+            mp_die(1, "out of memory");
+        }
+        mp.apps[mp.napps++] = app;
+    }
 }
 
 /* The value PATH will have for the ranks. */
@@ -366,19 +413,18 @@ void mp_absolute(const char *path, char *out, size_t len)
     }
 }
 
-void mp_resolve_program(void)
+static void mp_resolve_one(const char *name, const char *search, char *out, size_t outlen)
 {
-    const char *name = mp.prog_argv[0];
 
     if (name[0] == '\0') {
         mp_die(MP_EXIT_USAGE, "empty program name");
     }
     if (strchr(name, '/') != NULL) {
         mp_check_exe(name, name);
-        mp_absolute(name, mp.prog_path, sizeof(mp.prog_path));
+        mp_absolute(name, out, outlen);
         return;
     }
-    for (const char *p = mp.path; p != NULL && *p;) { /* -path first */
+    for (const char *p = search; p != NULL && *p;) { /* -path first */
         const char *colon = strchr(p, ':');
         size_t      n     = colon ? (size_t)(colon - p) : strlen(p);
         char        cand[PATH_MAX];
@@ -386,7 +432,7 @@ void mp_resolve_program(void)
 
         snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, p, name);
         if (n > 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
-            mp_absolute(cand, mp.prog_path, sizeof(mp.prog_path));
+            mp_absolute(cand, out, outlen);
             return;
         }
         p = colon ? colon + 1 : NULL;
@@ -400,12 +446,30 @@ void mp_resolve_program(void)
 
         snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, n ? p : ".", name);
         if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
-            mp_absolute(cand, mp.prog_path, sizeof(mp.prog_path));
+            mp_absolute(cand, out, outlen);
             return;
         }
         p = colon ? colon + 1 : NULL;
     }
     mp_die(127, "program '%s' not found in PATH", name);
+}
+
+void mp_resolve_program(void)
+{
+    mp_resolve_one(mp.prog_argv[0], mp.path, mp.prog_path, sizeof(mp.prog_path));
+    for (int k = 0; k < mp.napps; k++) {
+        mp_resolve_one(mp.apps[k].argv[0], mp.apps[k].search ? mp.apps[k].search : mp.path,
+                       mp.apps[k].path, sizeof(mp.apps[k].path));
+    }
+}
+
+/* The MPMD programs after the first take the ranks after the first's. */
+void mp_apps_finish(void)
+{
+    for (int k = 0; k < mp.napps; k++) {
+        mp.apps[k].first = mp.np;
+        mp.np += mp.apps[k].np;
+    }
 }
 
 void mp_find_proxy(void)

@@ -29,6 +29,19 @@ void mp_send_job(int p)
     job.bind       = mp.bind;
     char *saved0   = job.argv[0];
     job.argv[0]    = mp.prog_path;
+    int    first[mp.napps + 1], argc[mp.napps + 1];
+    char **argv[mp.napps + 1], *saved[mp.napps + 1];
+    job.napps     = mp.napps + 1;
+    job.app_first = first;
+    job.app_argc  = argc;
+    job.app_argv  = argv;
+    for (int k = 1; k <= mp.napps; k++) {
+        first[k]              = mp.apps[k - 1].first;
+        argc[k]               = mp.apps[k - 1].argc;
+        argv[k]               = mp.apps[k - 1].argv;
+        saved[k]              = argv[k][0];
+        argv[k][0]            = mp.apps[k - 1].path;
+    }
     if (weft_job_pack(&job, &packed) != 0 ||
         mp_send_to(p, WEFT_CTL_JOB, 0, 0, packed.data, packed.len) != 0) {
         mp_msg("mpiexec: error: cannot send the job to the proxy on %s", px->host);
@@ -36,6 +49,9 @@ void mp_send_job(int p)
         mp.exit_code = 1;
     }
     job.argv[0] = saved0;
+    for (int k = 1; k <= mp.napps; k++) {
+        argv[k][0] = saved[k];
+    }
     weft_buf_free(&packed);
     if (mp.verbose) {
         mp_msg("mpiexec: job %s: proxy pid %d on host %s runs %d rank(s) from %d", mp.jobid,

@@ -59,6 +59,7 @@ int main(int argc, char **argv)
             mp.np += mp.ppn > 0 ? mp.ppn : mp.hosts[h].slots;
         }
     }
+    mp_apps_finish();
     if (mp.universe == 0) {
         /* MPI_UNIVERSE_SIZE: the slots of the host list (Slurm's allocation
          * included), never less than the job. */

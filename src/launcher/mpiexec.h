@@ -68,6 +68,17 @@ typedef struct {
     char      *binding;
 } mp_rank_t;
 
+/* Program 1.. of an MPMD command line ("A : -n 2 B"); program 0 is
+ * prog_argv/prog_path. */
+typedef struct {
+    int         np;
+    int         first;   /* its first rank */
+    int         argc;
+    char      **argv;
+    const char *search;  /* its -path */
+    char        path[PATH_MAX];
+} mp_app_t;
+
 /* A client connection of the name server (-nameserver-file). */
 typedef struct {
     int        fd;
@@ -133,6 +144,9 @@ typedef struct {
     int       stdin_open;
     long      stdin_outstanding;
 
+    mp_app_t       *apps;          /* MPMD programs after the first */
+    int             napps;         /* entries in apps */
+
     /* Dynamic processes (mp_dynproc.c) */
     int             universe;      /* -usize, else the host list's slots, else np */
     const char     *wdir;          /* -wdir: the ranks' working directory */
@@ -183,6 +197,7 @@ void mp_check_exe(const char *path, const char *name);
 void mp_absolute(const char *path, char *out, size_t len);
 void mp_resolve_program(void);
 void mp_find_proxy(void);
+void mp_apps_finish(void);
 
 /* mp_place.c: binding, placing ranks on hosts, PMI mapping, rank environment */
 void mp_load_binding(void);

@@ -413,13 +413,15 @@ static void px_child(int i, int pmi_fd, int out_fd, int err_fd, int in_fd, char 
             /* ignore */
         }
     }
-    execve(px.job.argv[0], px.job.argv, envp);
+    int    app  = weft_job_app_of(&px.job, px.job.ranks[i]);
+    char **argv = app > 0 ? px.job.app_argv[app] : px.job.argv;
+    execve(argv[0], argv, envp);
     int exec_errno = errno;
     if (write(px_exec_fd, &exec_errno, sizeof(exec_errno)) < 0) {
         /* the exit code still tells */
     }
     n = snprintf(msg, sizeof(msg), "mpiexec: error: rank %d: cannot execute %s: %s\n",
-                 px.job.ranks[i], px.job.argv[0], strerror(errno));
+                 px.job.ranks[i], argv[0], strerror(exec_errno));
     if (write(STDERR_FILENO, msg, (size_t)n) < 0) {
         /* ignore */
     }
@@ -489,7 +491,8 @@ static int px_start_ranks(void)
         px.ranks[i].fds[0] = out[0];
         px.ranks[i].fds[1] = err[0];
         px.srv.conns[i].fd   = sv[0];
-        px.srv.conns[i].rank = px.job.ranks[i];
+        px.srv.conns[i].rank   = px.job.ranks[i];
+        px.srv.conns[i].appnum = weft_job_app_of(&px.job, px.job.ranks[i]);
         px.nlive++;
         /* Started means exec'ed (a spawn returns only then): wait for the
          * status pipe to close or carry the exec's errno. */

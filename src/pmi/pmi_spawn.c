@@ -350,12 +350,6 @@ int weft_pmi_spawn_start(const char *mpiexec_path, const weft_pmi_spawn_req_t *r
     for (int k = 0; k < req->nchildren; k++) {
         errcodes[k] = 0;
     }
-    if (req->count > 1) {
-        /* Needs per-command programs and appnums in one job (MPMD). */
-        snprintf(errmsg, errmsg_len, "spawn of more than one command (MPI_Comm_spawn_multiple) "
-                                     "is not implemented yet by Weft's launcher");
-        return WEFT_PMI_ERR_UNSUPPORTED;
-    }
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         snprintf(errmsg, errmsg_len, "socketpair: %s", strerror(errno));
         return WEFT_PMI_ERR_GENERIC;

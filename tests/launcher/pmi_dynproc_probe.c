@@ -9,6 +9,8 @@
  *       print "dyn: op=pub|look|unpub service=S rc=RC [port=P]"
  *   spawn N PROG NARGS ARG... NINFO KEY VAL... NPREPUT KEY VAL...
  *       print "dyn: op=spawn rc=RC errcodes=E,.. msg=TEXT"
+ *   spawnm COUNT then COUNT x (N PROG NARGS ARG... NINFO KEY VAL...), then
+ *       NPREPUT KEY VAL...: one spawn of COUNT commands (spawn_multiple)
  *   waitfile PATH      wait (at most 60 s) until PATH exists
  *   touch PATH         create PATH
  * Every rank prints "dyn: rank=R size=S spawned=0|1 universe=U appnum=A nodes=N kvs=K"
@@ -37,46 +39,50 @@ static const char *errname(int rc)
     }
 }
 
-static int do_spawn(char **argv, int argc, int *i)
+/* count x (N PROG NARGS ARG... NINFO KEY VAL...), then NPREPUT KEY VAL... */
+static int do_spawn(char **argv, int argc, int *i, int count)
 {
-    weft_pmi_spawn_cmd_t cmd = {0};
-    const char          *ikeys[16], *ivals[16], *pkeys[16], *pvals[16];
-    int                  nargs, npp, errcodes[256], rc;
+    weft_pmi_spawn_cmd_t cmds[8] = {{0}};
+    const char          *ikeys[8][16], *ivals[8][16], *pkeys[16], *pvals[16], **args[8];
+    int                  npp, errcodes[256], rc, total = 0;
     char                 msg[512] = "";
 
-    if (*i + 3 >= argc) {
-        return -1;
+    for (int c = 0; c < count && c < 8; c++) {
+        if (*i + 3 >= argc) {
+            return -1;
+        }
+        cmds[c].maxprocs = atoi(argv[++*i]);
+        cmds[c].command  = argv[++*i];
+        int nargs        = atoi(argv[++*i]);
+        args[c]          = calloc((size_t)nargs + 1, sizeof(char *));
+        for (int a = 0; a < nargs; a++) {
+            args[c][a] = argv[++*i];
+        }
+        cmds[c].argv  = args[c];
+        cmds[c].ninfo = atoi(argv[++*i]);
+        for (int k = 0; k < cmds[c].ninfo && k < 16; k++) {
+            ikeys[c][k] = argv[++*i];
+            ivals[c][k] = argv[++*i];
+        }
+        cmds[c].info_keys   = ikeys[c];
+        cmds[c].info_values = ivals[c];
+        total += cmds[c].maxprocs;
     }
-    cmd.maxprocs = atoi(argv[++*i]);
-    cmd.command  = argv[++*i];
-    nargs        = atoi(argv[++*i]);
-    cmd.argv     = (const char *const *)&argv[*i + 1];
-    /* The args are followed by NINFO: cut them off with a NULL copy. */
-    const char **args = calloc((size_t)nargs + 1, sizeof(char *));
-    for (int a = 0; a < nargs; a++) {
-        args[a] = argv[++*i];
-    }
-    cmd.argv  = args;
-    cmd.ninfo = atoi(argv[++*i]);
-    for (int k = 0; k < cmd.ninfo && k < 16; k++) {
-        ikeys[k] = argv[++*i];
-        ivals[k] = argv[++*i];
-    }
-    cmd.info_keys   = ikeys;
-    cmd.info_values = ivals;
-    npp             = atoi(argv[++*i]);
+    npp = atoi(argv[++*i]);
     for (int k = 0; k < npp && k < 16; k++) {
         pkeys[k] = argv[++*i];
         pvals[k] = argv[++*i];
     }
-    rc = weft_pmi_spawn(1, &cmd, npp, pkeys, pvals, errcodes, msg, sizeof(msg));
+    rc = weft_pmi_spawn(count, cmds, npp, pkeys, pvals, errcodes, msg, sizeof(msg));
     printf("dyn: op=spawn rc=%s errcodes=", errname(rc));
-    for (int k = 0; k < cmd.maxprocs && k < 256; k++) {
+    for (int k = 0; k < total && k < 256; k++) {
         printf("%s%d", k ? "," : "", errcodes[k]);
     }
     printf(" msg=%s\n", rc ? msg : "");
     fflush(stdout);
-    free(args);
+    for (int c = 0; c < count && c < 8; c++) {
+        free(args[c]);
+    }
     return 0;
 }
 
@@ -128,8 +134,9 @@ int main(int argc, char **argv)
             rc = weft_pmi_unpublish_name(argv[i + 1]);
             printf("dyn: op=unpub service=%s rc=%s\n", argv[i + 1], errname(rc));
             i += 1;
-        } else if (!strcmp(s, "spawn")) {
-            if (do_spawn(argv, argc, &i) != 0) {
+        } else if (!strcmp(s, "spawn") || (!strcmp(s, "spawnm") && i + 1 < argc)) {
+            int count = !strcmp(s, "spawn") ? 1 : atoi(argv[++i]);
+            if (do_spawn(argv, argc, &i, count) != 0) {
                 fprintf(stderr, "pmi_dynproc_probe: bad spawn step\n");
                 return 2;
             }

@@ -46,6 +46,15 @@ def spawn_step(n, prog_args, preput=(), info=()):
     return step
 
 
+def spawnm_step(cmds, preput=()):
+    """cmds: list of (n, prog_args, info)."""
+    step = ["spawnm", str(len(cmds))]
+    for n, prog_args, info in cmds:
+        step += [str(n), prog_args[0], str(len(prog_args) - 1)] + list(prog_args[1:])
+        step += [str(len(info))] + [x for kv in info for x in kv]
+    return step + [str(len(preput))] + [x for kv in preput for x in kv]
+
+
 def child_cmd(launcher, marker, *args):
     return ["/usr/bin/env", f"WEFT_TEST_MARKER={marker}", launcher.dynprobe, *args]
 
@@ -289,3 +298,35 @@ def test_hydra_serves_the_same_wire(dynprobe, marker, version):
     assert p.stdout.count("preput k=via-hydra") == 2, p.stdout
     assert [(o["rc"], o.get("port")) for o in ops(p.stdout, "look")] == [("0", "hp"),
                                                                          ("NOT_FOUND", "")]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_spawn_multiple_programs(dynprobe, marker, version):
+    # Two commands, one job: consecutive ranks, appnum = command index, each
+    # with its own program and arguments.
+    L = dynprobe
+    second = ["/usr/bin/env", f"WEFT_TEST_MARKER={marker}", "sh", "-c",
+              'echo "second $PMI_RANK args $1 $2"; exec "$0" "$@"', L.dynprobe]
+    step = spawnm_step([(2, child_cmd(L, marker), []), (3, second + ["--preput", "k"], [])],
+                       preput=[("k", "both")])
+    p = L.run(["-n", "2", L.dynprobe] + step, env={"WEFT_PMI_VERSION": str(version)},
+              marker=marker, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert ops(p.stdout, "spawn")[0]["errcodes"] == "0,0,0,0,0", p.stdout + p.stderr
+    children = dyn(p.stdout)[1]
+    assert sorted(children) == list(range(5))
+    assert [children[r][0]["appnum"] for r in range(5)] == ["0", "0", "1", "1", "1"]
+    assert {children[r][0]["size"] for r in range(5)} == {"5"}
+    for r in (2, 3, 4):
+        assert f"second {r} args --preput k" in p.stdout
+    assert p.stdout.count("preput k=both") == 3
+
+
+def test_mpmd_command_line(dynprobe, marker):
+    L = dynprobe
+    p = L.run(["-n", "2", L.dynprobe, ":", "-n", "1", L.dynprobe], marker=marker, timeout=30)
+    assert p.returncode == 0, p.stdout + p.stderr
+    parents = dyn(p.stdout)[0]
+    assert [parents[r][0]["appnum"] for r in range(3)] == ["0", "0", "1"]
+    p = L.run(["-n", "1", L.dynprobe, ":"], timeout=30)
+    assert p.returncode == 2 and "followed by a program" in p.stderr

@@ -480,7 +480,7 @@ static void handle_v1(weft_pmi_server_t *srv, int i, const weft_pmi_msg_t *q)
     case WEFT_PMI_MSG_APPNUM:
         weft_pmi_msg_init(&r, WEFT_PMI_MSG_APPNUM_R);
         weft_pmi_msg_add(&r, "rc", "0");
-        weft_pmi_msg_add(&r, "appnum", "0");
+        weft_pmi_msg_addf(&r, "appnum", "%d", c->appnum);
         break;
     case WEFT_PMI_MSG_KVSNAME:
         weft_pmi_msg_init(&r, WEFT_PMI_MSG_KVSNAME_R);
@@ -572,7 +572,7 @@ static void handle_v2(weft_pmi_server_t *srv, int i, const weft_pmi_msg_t *q)
         weft_pmi_msg_add(&r, "pmi-subversion", "0");
         weft_pmi_msg_addf(&r, "rank", "%d", c->rank);
         weft_pmi_msg_addf(&r, "size", "%d", srv->size);
-        weft_pmi_msg_add(&r, "appnum", "0");
+        weft_pmi_msg_addf(&r, "appnum", "%d", c->appnum);
         weft_pmi_msg_add(&r, "debugged", "FALSE");
         weft_pmi_msg_add(&r, "pmiverbose", "FALSE");
         weft_pmi_msg_add(&r, "rc", "0");

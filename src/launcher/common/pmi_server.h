@@ -17,6 +17,7 @@
 typedef struct {
     int        fd;
     int        rank;
+    int        appnum;      /* MPI_APPNUM: which program of an MPMD job */
     int        wire;        /* 0 until detected, then 1 or 2 */
     int        initialized; /* answered init */
     int        finalized;
