@@ -5,10 +5,12 @@
  * (contracts in pmi.h), in the documented PMI-1 and PMI-2 wire forms
  * (pmi_msgs.def), so Weft's mpiexec and MPICH's hydra both serve them.
  * Without a launcher (singleton) a spawn starts an mpiexec for the children
- * itself (pmi_spawn.h). Under PMIx these report WEFT_PMI_ERR_UNSUPPORTED.
+ * itself (pmi_spawn.h). Under PMIx they are PMIx_Spawn, PMIx_Publish & co.
+ * (pmi_pmix.c), UNSUPPORTED where the server lacks them.
  */
 #include "pmi.h"
 #include "pmi_client_private.h"
+#include "pmi_pmix.h"
 #include "pmi_spawn.h"
 #include "util/tunables.h"
 
@@ -217,9 +219,25 @@ int weft_pmi_spawn(int count, const weft_pmi_spawn_cmd_t *cmds, int npreput,
         return WEFT_PMI_ERR_GENERIC;
     }
     if (wire == 3) {
-        set_msg(errmsg, errmsg_len, "spawn under a PMIx server is not implemented yet by "
-                                    "Weft's PMI client");
-        return WEFT_PMI_ERR_UNSUPPORTED;
+        char  *packed = NULL, *hex = NULL, *var = NULL;
+        size_t len;
+        rc = WEFT_PMI_ERR_GENERIC;
+        set_msg(errmsg, errmsg_len, "out of memory");
+        if (weft_pmi_spawn_pack(0, NULL, npreput, preput_keys, preput_values, &packed, &len) ==
+                0 &&
+            (hex = malloc(2 * len + 1)) != NULL && (var = malloc(2 * len + 32)) != NULL) {
+            weft_pmi_encode(packed, len, hex);
+            snprintf(var, 2 * len + 32, "WEFT_PMI_PREPUT=%s", hex);
+            const char *extra[] = {var, "PMI_SPAWNED=1", NULL};
+            rc = weft_pmix_spawn(count, cmds, extra, errmsg, errmsg_len);
+        }
+        free(packed);
+        free(hex);
+        free(var);
+        for (int k = 0; rc != 0 && k < nchildren; k++) {
+            errcodes[k] = 1;
+        }
+        return rc;
     }
     if (wire == 0) {
         return spawn_singleton(count, cmds, npreput, preput_keys, preput_values, errcodes, errmsg,
@@ -342,10 +360,14 @@ static int name_call(int op, const char *service, const char *port, char *out, s
         (op == 'P' && (port == NULL || port[0] == '\0' || strpbrk(port, " \n") != NULL))) {
         return WEFT_PMI_ERR_GENERIC; /* PMI cannot carry it */
     }
-    if (wire == 0 || wire == 3) {
-        fprintf(stderr, "weft: pmi: the name service needs Weft's mpiexec or hydra (%s)\n",
-                wire == 0 ? "this process runs without a launcher"
-                          : "not implemented under PMIx yet");
+    if (wire == 3) {
+        return op == 'P'   ? weft_pmix_publish(service, port)
+               : op == 'L' ? weft_pmix_lookup(service, out, len)
+                           : weft_pmix_unpublish(service);
+    }
+    if (wire == 0) {
+        fprintf(stderr, "weft: pmi: the name service needs a launcher (Weft's mpiexec, hydra "
+                        "or a PMIx server); this process runs without one\n");
         return WEFT_PMI_ERR_UNSUPPORTED;
     }
     if (wire == 2) {
