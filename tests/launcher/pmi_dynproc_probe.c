@@ -8,7 +8,7 @@
  *   pub SERVICE PORT | look SERVICE | unpub SERVICE
  *       print "dyn: op=pub|look|unpub service=S rc=RC [port=P]"
  *   spawn N PROG NARGS ARG... NINFO KEY VAL... NPREPUT KEY VAL...
- *       print "dyn: op=spawn rc=RC errcodes=E,.. msg=TEXT"
+ *       print "dyn: op=spawn usec=T rc=RC errcodes=E,.. msg=TEXT" (T: time of the call)
  *   spawnm COUNT then COUNT x (N PROG NARGS ARG... NINFO KEY VAL...), then
  *       NPREPUT KEY VAL...: one spawn of COUNT commands (spawn_multiple)
  *   waitfile PATH      wait (at most 60 s) until PATH exists
@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *errname(int rc)
@@ -73,8 +74,13 @@ static int do_spawn(char **argv, int argc, int *i, int count)
         pkeys[k] = argv[++*i];
         pvals[k] = argv[++*i];
     }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = weft_pmi_spawn(count, cmds, npp, pkeys, pvals, errcodes, msg, sizeof(msg));
-    printf("dyn: op=spawn rc=%s errcodes=", errname(rc));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("dyn: op=spawn usec=%ld rc=%s errcodes=",
+           (long)((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000),
+           errname(rc));
     for (int k = 0; k < total && k < 256; k++) {
         printf("%s%d", k ? "," : "", errcodes[k]);
     }
