@@ -432,12 +432,15 @@ static int px_start_ranks(void)
 {
     pid_t self = getpid();
 
+    int *exec_fds = calloc((size_t)px.job.nlocal, sizeof(int));
+
     px.ranks = calloc((size_t)px.job.nlocal, sizeof(*px.ranks));
-    if (px.ranks == NULL) {
+    if (px.ranks == NULL || exec_fds == NULL) {
+        free(exec_fds);
         return -1;
     }
     for (int i = 0; i < px.job.nlocal; i++) {
-        int    sv[2], out[2], err[2], in[2] = {-1, -1}, ex[2], exec_errno = 0;
+        int    sv[2], out[2], err[2], in[2] = {-1, -1}, ex[2];
         char **envp;
         pid_t  pid;
 
@@ -494,17 +497,22 @@ static int px_start_ranks(void)
         px.srv.conns[i].rank   = px.job.ranks[i];
         px.srv.conns[i].appnum = weft_job_app_of(&px.job, px.job.ranks[i]);
         px.nlive++;
-        /* Started means exec'ed (a spawn returns only then): wait for the
-         * status pipe to close or carry the exec's errno. */
         close(ex[1]);
-        while (read(ex[0], &exec_errno, sizeof(exec_errno)) < 0 && errno == EINTR) {
+        exec_fds[i] = ex[0];
+    }
+    /* Started means exec'ed (a spawn returns only then). The ranks exec in
+     * parallel; then each status pipe closes or carries the exec's errno. */
+    for (int i = 0; i < px.job.nlocal; i++) {
+        int exec_errno = 0;
+        while (read(exec_fds[i], &exec_errno, sizeof(exec_errno)) < 0 && errno == EINTR) {
         }
-        close(ex[0]);
+        close(exec_fds[i]);
         if (exec_errno != 0) {
             px_send(WEFT_CTL_NOEXEC, px.job.ranks[i], exec_errno, NULL, 0);
         }
-        px_send(WEFT_CTL_STARTED, px.job.ranks[i], (int)pid, NULL, 0);
+        px_send(WEFT_CTL_STARTED, px.job.ranks[i], (int)px.ranks[i].pid, NULL, 0);
     }
+    free(exec_fds);
     px.started = 1;
     return 0;
 }
