@@ -591,7 +591,9 @@ void mp_agent_started(int rank, int exec_errno)
         }
         return;
     }
-    if (++mp.nstarted == mp.np && mp.noexec_first < 0 && !mp.failed) {
+    /* Every child exec'ed: the spawn succeeded, whatever the children do
+     * next (one that exits early is the parent's to learn of). */
+    if (++mp.nstarted == mp.np && mp.noexec_first < 0) {
         agent_write("ok\n");
     }
 }

@@ -195,9 +195,6 @@ void mp_handle(int p, const weft_ctl_hdr_t *hdr, const char *payload)
     case WEFT_CTL_STARTED:
         if (hdr->a0 >= 0 && hdr->a0 < mp.np) {
             mp.ranks[hdr->a0].pid = hdr->a1;
-            if (mp.spawn_fd >= 0) {
-                mp_agent_started(hdr->a0, 0);
-            }
             if (mp.verbose) {
                 mp_msg("mpiexec: rank %d started on host %s as pid %d", hdr->a0, px->host,
                        hdr->a1);
@@ -209,6 +206,9 @@ void mp_handle(int p, const weft_ctl_hdr_t *hdr, const char *payload)
         break;
     case WEFT_CTL_NOEXEC:
         mp_agent_started(hdr->a0, hdr->a1);
+        break;
+    case WEFT_CTL_EXECED:
+        mp_agent_started(hdr->a0, 0);
         break;
     case WEFT_CTL_NAME: {
         const char *service = payload;

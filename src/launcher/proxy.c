@@ -48,6 +48,7 @@ typedef struct {
     int   alive;
     int   reaped;
     int   fds[2]; /* stdout, stderr read ends; -1 when closed */
+    int   exec_fd; /* exec-status pipe until the exec is confirmed, then -1 */
 } proxy_rank_t;
 
 static struct {
@@ -267,8 +268,12 @@ static void px_pmi_input(int i)
     }
 }
 
+static int px_check_exec(void);
+
 static void px_reap(void)
 {
+    /* A rank's exec confirmation goes before its exit. */
+    px_check_exec();
     for (;;) {
         int   status;
         pid_t pid = waitpid(-1, &status, WNOHANG);
@@ -432,11 +437,8 @@ static int px_start_ranks(void)
 {
     pid_t self = getpid();
 
-    int *exec_fds = calloc((size_t)px.job.nlocal, sizeof(int));
-
     px.ranks = calloc((size_t)px.job.nlocal, sizeof(*px.ranks));
-    if (px.ranks == NULL || exec_fds == NULL) {
-        free(exec_fds);
+    if (px.ranks == NULL) {
         return -1;
     }
     for (int i = 0; i < px.job.nlocal; i++) {
@@ -498,23 +500,44 @@ static int px_start_ranks(void)
         px.srv.conns[i].appnum = weft_job_app_of(&px.job, px.job.ranks[i]);
         px.nlive++;
         close(ex[1]);
-        exec_fds[i] = ex[0];
+        weft_fd_set_nonblock(ex[0]);
+        px.ranks[i].exec_fd = ex[0];
+        px_send(WEFT_CTL_STARTED, px.job.ranks[i], (int)pid, NULL, 0);
     }
-    /* Started means exec'ed (a spawn returns only then). The ranks exec in
-     * parallel; then each status pipe closes or carries the exec's errno. */
-    for (int i = 0; i < px.job.nlocal; i++) {
-        int exec_errno = 0;
-        while (read(exec_fds[i], &exec_errno, sizeof(exec_errno)) < 0 && errno == EINTR) {
-        }
-        close(exec_fds[i]);
-        if (exec_errno != 0) {
-            px_send(WEFT_CTL_NOEXEC, px.job.ranks[i], exec_errno, NULL, 0);
-        }
-        px_send(WEFT_CTL_STARTED, px.job.ranks[i], (int)px.ranks[i].pid, NULL, 0);
-    }
-    free(exec_fds);
     px.started = 1;
     return 0;
+}
+
+/* Confirm the ranks' execs without waiting for them (a blocking wait per
+ * rank doubled the start time of 64 ranks): EXECED when a status pipe
+ * closed, NOEXEC with the errno a failed exec wrote. Returns how many are
+ * still pending (the main loop then polls with a short timeout). */
+static int px_check_exec(void)
+{
+    int pending = 0;
+
+    for (int i = 0; px.started && i < px.job.nlocal; i++) {
+        proxy_rank_t *r = &px.ranks[i];
+        int           exec_errno = 0;
+        ssize_t       n;
+
+        if (r->exec_fd < 0) {
+            continue;
+        }
+        n = read(r->exec_fd, &exec_errno, sizeof(exec_errno));
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            pending++;
+            continue;
+        }
+        close(r->exec_fd);
+        r->exec_fd = -1;
+        if (n > 0 && exec_errno != 0) {
+            px_send(WEFT_CTL_NOEXEC, r->rank, exec_errno, NULL, 0);
+        } else {
+            px_send(WEFT_CTL_EXECED, r->rank, 0, NULL, 0);
+        }
+    }
+    return pending;
 }
 
 static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload);
@@ -894,6 +917,9 @@ int main(int argc, char **argv)
         if (nlis > 1) {
             int left = weft_listener_timeout(&tree.lis);
             timeout  = timeout >= 0 && timeout < left ? timeout : left;
+        }
+        if (px_check_exec() > 0) {
+            timeout = 2; /* an exec is still under way: look again soon */
         }
         if (px.drain_deadline > 0) {
             long long left = px.drain_deadline - weft_now_ms();

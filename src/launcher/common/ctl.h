@@ -38,7 +38,8 @@ typedef enum {
     WEFT_CTL_NAME_R,    /* m->p  a1 rc (0 or WEFT_PMI_ERR_*); payload "op\0port or reason\0" */
     WEFT_CTL_SPAWN,     /* p->m  payload: packed spawn request (pmi/pmi_spawn.h)    */
     WEFT_CTL_SPAWN_R,   /* m->p  a1 rc; payload "errcodes\0message\0"                */
-    WEFT_CTL_NOEXEC     /* p->m  a0 rank, a1 errno: the rank's exec failed          */
+    WEFT_CTL_NOEXEC,    /* p->m  a0 rank, a1 errno: the rank's exec failed          */
+    WEFT_CTL_EXECED     /* p->m  a0 rank: the rank's exec succeeded (after STARTED) */
 } weft_ctl_type_t;
 
 typedef struct {
