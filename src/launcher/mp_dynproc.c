@@ -475,7 +475,7 @@ void mp_spawn_request(int p, int conn, const char *data, size_t len)
         }
         extra[nextra] = NULL;
         hosts         = mp_host_list();
-        rc = weft_pmi_spawn_start(self, &req, hosts, mp.universe, extra,
+        rc = weft_pmi_spawn_start(self, &req, hosts, mp.universe, extra, 1,
                                   weft_tunables.SPAWN_TIMEOUT * 1000, &pid, codes, msg,
                                   sizeof(msg));
         free(hosts);

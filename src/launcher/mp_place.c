@@ -138,8 +138,10 @@ char *mp_mapping(void)
 
 char **mp_build_env(int *n_p)
 {
-    static const char *const strip[] = {"PMI_FD=",   "PMI_PORT=", "PMI_ID=", "PMI_RANK=",
-                                        "PMI_SIZE=", "PMI_JOBID=", "WEFT_JOBID="};
+    /* A job started from inside another job's rank is not spawned by it. */
+    static const char *const strip[] = {"PMI_FD=",    "PMI_PORT=",       "PMI_ID=",
+                                        "PMI_RANK=",  "PMI_SIZE=",       "PMI_JOBID=",
+                                        "WEFT_JOBID=", "PMI_SPAWNED=",   "WEFT_PMI_PREPUT="};
     char **env = NULL;
     int    n   = 0;
 

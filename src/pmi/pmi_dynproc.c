@@ -99,7 +99,7 @@ static int spawn_singleton(int count, const weft_pmi_spawn_cmd_t *cmds, int npre
         return WEFT_PMI_ERR_GENERIC;
     }
     free(packed);
-    rc = weft_pmi_spawn_start(mpiexec, &req, NULL, 0, NULL, weft_tunables.SPAWN_TIMEOUT * 1000,
+    rc = weft_pmi_spawn_start(mpiexec, &req, NULL, 0, NULL, 0, weft_tunables.SPAWN_TIMEOUT * 1000,
                               &pid, errcodes, errmsg, errmsg_len);
     if (rc != 0 && pid > 0) {
         waitpid(pid, NULL, 0); /* it failed and is ending: do not leave a zombie */

@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -334,8 +336,8 @@ static long long now_ms(void)
 
 int weft_pmi_spawn_start(const char *mpiexec_path, const weft_pmi_spawn_req_t *req,
                          const char *default_hosts, int universe,
-                         const char *const *extra_args, int timeout_ms, int *pid_p,
-                         int *errcodes, char *errmsg, size_t errmsg_len)
+                         const char *const *extra_args, int die_with_parent, int timeout_ms,
+                         int *pid_p, int *errcodes, char *errmsg, size_t errmsg_len)
 {
     int          sv[2];
     char         fdtext[16], usize[16], line[1024];
@@ -378,6 +380,9 @@ int weft_pmi_spawn_start(const char *mpiexec_path, const weft_pmi_spawn_req_t *r
     pid = fork();
     if (pid == 0) {
         /* The pairs travel in the agent's environment, not its command line. */
+        if (die_with_parent) {
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+        }
         int null_fd = open("/dev/null", O_RDONLY);
         if (null_fd >= 0) {
             dup2(null_fd, STDIN_FILENO); /* stdin stays the first job's */

@@ -44,13 +44,16 @@ void weft_pmi_spawn_req_free(weft_pmi_spawn_req_t *req);
 /* Start the agent mpiexec for req and wait (at most timeout_ms) for its
  * report. default_hosts (may be NULL): -hosts value when no command names
  * host/hostfile. universe: -usize when > 0. extra_args (may be NULL): more
- * mpiexec flags, NULL-terminated. *pid_p gets the agent (the caller reaps it).
+ * mpiexec flags, NULL-terminated. die_with_parent: the agent gets SIGTERM
+ * if the caller dies (an mpiexec killed -9 leaves no spawned job behind; a
+ * singleton's children may outlive it). *pid_p gets the agent (the caller
+ * reaps it).
  * Returns 0, WEFT_PMI_ERR_SPAWN (errcodes filled, nchildren entries), or
  * WEFT_PMI_ERR_GENERIC; errmsg gets a reason on failure. */
 int weft_pmi_spawn_start(const char *mpiexec_path, const weft_pmi_spawn_req_t *req,
                          const char *default_hosts, int universe,
-                         const char *const *extra_args, int timeout_ms, int *pid_p,
-                         int *errcodes, char *errmsg, size_t errmsg_len);
+                         const char *const *extra_args, int die_with_parent, int timeout_ms,
+                         int *pid_p, int *errcodes, char *errmsg, size_t errmsg_len);
 
 /* Parse "fail <errcodes> <message>" into errcodes (n entries) and msg. */
 void weft_pmi_spawn_parse_fail(const char *line, int n, int *errcodes, char *msg, size_t len);

@@ -330,3 +330,29 @@ def test_mpmd_command_line(dynprobe, marker):
     assert [parents[r][0]["appnum"] for r in range(3)] == ["0", "0", "1"]
     p = L.run(["-n", "1", L.dynprobe, ":"], timeout=30)
     assert p.returncode == 2 and "followed by a program" in p.stderr
+
+
+def test_killed_parent_mpiexec_leaves_no_spawned_job(dynprobe, marker, tmp_path):
+    # kill -9 of the parent's mpiexec: its spawn agent gets SIGTERM (parent
+    # death signal) and ends the children; nothing is left running.
+    import signal
+    from conftest import marked_pids
+    L = dynprobe
+    step = spawn_step(2, ["/usr/bin/env", f"WEFT_TEST_MARKER={marker}", "sleep", "30"])
+    parent = L.popen(["-n", "1", L.dynprobe] + step + ["waitfile", str(tmp_path / "never")],
+                     marker=marker)
+    try:
+        deadline = time.monotonic() + 20
+        while len(marked_pids(marker)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(marked_pids(marker)) >= 3, "parent rank and 2 children did not start"
+        parent.kill()
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 8
+        while marked_pids(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not marked_pids(marker), "spawned job outlived its parent's mpiexec"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        parent.communicate(timeout=10)
