@@ -46,6 +46,12 @@ enum { SHMEM_SIGNAL_SET = 0, SHMEM_SIGNAL_ADD = 1 };
 #define SHMEM_ALLTOALLS_SYNC_SIZE 1
 #define SHMEM_SYNC_SIZE           1
 #define SHMEM_REDUCE_MIN_WRKDATA_SIZE 1
+#define _SHMEM_SYNC_VALUE          SHMEM_SYNC_VALUE
+#define _SHMEM_BCAST_SYNC_SIZE     SHMEM_BCAST_SYNC_SIZE
+#define _SHMEM_COLLECT_SYNC_SIZE   SHMEM_COLLECT_SYNC_SIZE
+#define _SHMEM_REDUCE_SYNC_SIZE    SHMEM_REDUCE_SYNC_SIZE
+#define _SHMEM_BARRIER_SYNC_SIZE   SHMEM_BARRIER_SYNC_SIZE
+#define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
 
 typedef struct weft_shmem_team *shmem_team_t;
 typedef struct weft_shmem_ctx *shmem_ctx_t;
@@ -107,7 +113,20 @@ extern shmem_ctx_t SHMEM_CTX_DEFAULT;
     X(int64, int64_t) X(uint8, uint8_t) X(uint16, uint16_t) X(uint32, uint32_t)                   \
     X(uint64, uint64_t) X(size, size_t) X(float, float) X(double, double)                         \
     X(longdouble, long double)
+/* sum/prod also take the complex types (C only: C++ has no _Complex). */
+#ifdef __cplusplus
 #define WEFT_SHMEM_RED_ARITH_TYPES(X) WEFT_SHMEM_RED_CMP_TYPES(X)
+#define WEFT_SHMEM_TOALL_COMPLEX(X)
+#else
+#define WEFT_SHMEM_RED_ARITH_TYPES(X)                                                              \
+    WEFT_SHMEM_RED_CMP_TYPES(X) X(complexd, double _Complex) X(complexf, float _Complex)
+#define WEFT_SHMEM_TOALL_COMPLEX(X) X(complexf, float _Complex) X(complexd, double _Complex)
+#endif
+/* Deprecated active-set reductions (shmem_TYPENAME_OP_to_all). */
+#define WEFT_SHMEM_TOALL_BIT_TYPES(X) X(short, short) X(int, int) X(long, long) X(longlong, long long)
+#define WEFT_SHMEM_TOALL_CMP_TYPES(X)                                                              \
+    WEFT_SHMEM_TOALL_BIT_TYPES(X) X(float, float) X(double, double) X(longdouble, long double)
+#define WEFT_SHMEM_TOALL_ARITH_TYPES(X) WEFT_SHMEM_TOALL_CMP_TYPES(X) WEFT_SHMEM_TOALL_COMPLEX(X)
 #define WEFT_SHMEM_RED_BIT_OPS(X)   X(and) X(or) X(xor)
 #define WEFT_SHMEM_RED_CMP_OPS(X)   X(max) X(min)
 #define WEFT_SHMEM_RED_ARITH_OPS(X) X(sum) X(prod)
@@ -140,74 +159,77 @@ void *shmem_realloc(void *ptr, size_t size);
 void shmem_free(void *ptr);
 
 /* --- RMA --------------------------------------------------------------------- */
+/* Every RMA and atomic call also has a shmem_ctx_ form taking the context
+ * first; WEFT_SHMEM_CTXDECL declares both. */
+#define WEFT_SHMEM_CTXDECL(RET, NAME, ...)                                                         \
+    RET shmem_##NAME(__VA_ARGS__);                                                                \
+    RET shmem_ctx_##NAME(shmem_ctx_t ctx, __VA_ARGS__);
 #define WEFT_SHMEM_DECL_RMA(N, T)                                                                  \
-    void shmem_##N##_put(T *dest, const T *src, size_t nelems, int pe);                           \
-    void shmem_##N##_get(T *dest, const T *src, size_t nelems, int pe);                           \
-    void shmem_##N##_put_nbi(T *dest, const T *src, size_t nelems, int pe);                       \
-    void shmem_##N##_get_nbi(T *dest, const T *src, size_t nelems, int pe);                       \
-    void shmem_##N##_p(T *dest, T value, int pe);                                                 \
-    T shmem_##N##_g(const T *src, int pe);                                                        \
-    void shmem_##N##_iput(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,     \
-                          int pe);                                                                \
-    void shmem_##N##_iget(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,     \
-                          int pe);                                                                \
-    void shmem_##N##_put_signal(T *dest, const T *src, size_t nelems, uint64_t *sig_addr,         \
-                                uint64_t signal, int sig_op, int pe);                             \
-    void shmem_##N##_put_signal_nbi(T *dest, const T *src, size_t nelems, uint64_t *sig_addr,     \
-                                    uint64_t signal, int sig_op, int pe);
+    WEFT_SHMEM_CTXDECL(void, N##_put, T *dest, const T *src, size_t nelems, int pe)               \
+    WEFT_SHMEM_CTXDECL(void, N##_get, T *dest, const T *src, size_t nelems, int pe)               \
+    WEFT_SHMEM_CTXDECL(void, N##_put_nbi, T *dest, const T *src, size_t nelems, int pe)           \
+    WEFT_SHMEM_CTXDECL(void, N##_get_nbi, T *dest, const T *src, size_t nelems, int pe)           \
+    WEFT_SHMEM_CTXDECL(void, N##_p, T *dest, T value, int pe)                                     \
+    WEFT_SHMEM_CTXDECL(T, N##_g, const T *src, int pe)                                            \
+    WEFT_SHMEM_CTXDECL(void, N##_iput, T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst,       \
+                       size_t nelems, int pe)                                                     \
+    WEFT_SHMEM_CTXDECL(void, N##_iget, T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst,       \
+                       size_t nelems, int pe)                                                     \
+    WEFT_SHMEM_CTXDECL(void, N##_put_signal, T *dest, const T *src, size_t nelems,                \
+                       uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)                   \
+    WEFT_SHMEM_CTXDECL(void, N##_put_signal_nbi, T *dest, const T *src, size_t nelems,            \
+                       uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 WEFT_SHMEM_RMA_TYPES(WEFT_SHMEM_DECL_RMA)
 #define WEFT_SHMEM_DECL_SIZED(B, S)                                                                \
-    void shmem_put##B(void *dest, const void *src, size_t nelems, int pe);                        \
-    void shmem_get##B(void *dest, const void *src, size_t nelems, int pe);                        \
-    void shmem_put##B##_nbi(void *dest, const void *src, size_t nelems, int pe);                  \
-    void shmem_get##B##_nbi(void *dest, const void *src, size_t nelems, int pe);                  \
-    void shmem_iput##B(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,  \
-                       int pe);                                                                   \
-    void shmem_iget##B(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,  \
-                       int pe);                                                                   \
-    void shmem_put##B##_signal(void *dest, const void *src, size_t nelems, uint64_t *sig_addr,    \
-                               uint64_t signal, int sig_op, int pe);                              \
-    void shmem_put##B##_signal_nbi(void *dest, const void *src, size_t nelems,                    \
-                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+    WEFT_SHMEM_CTXDECL(void, put##B, void *dest, const void *src, size_t nelems, int pe)          \
+    WEFT_SHMEM_CTXDECL(void, get##B, void *dest, const void *src, size_t nelems, int pe)          \
+    WEFT_SHMEM_CTXDECL(void, put##B##_nbi, void *dest, const void *src, size_t nelems, int pe)    \
+    WEFT_SHMEM_CTXDECL(void, get##B##_nbi, void *dest, const void *src, size_t nelems, int pe)    \
+    WEFT_SHMEM_CTXDECL(void, iput##B, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,  \
+                       size_t nelems, int pe)                                                     \
+    WEFT_SHMEM_CTXDECL(void, iget##B, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,  \
+                       size_t nelems, int pe)                                                     \
+    WEFT_SHMEM_CTXDECL(void, put##B##_signal, void *dest, const void *src, size_t nelems,         \
+                       uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)                   \
+    WEFT_SHMEM_CTXDECL(void, put##B##_signal_nbi, void *dest, const void *src, size_t nelems,     \
+                       uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 WEFT_SHMEM_SIZES(WEFT_SHMEM_DECL_SIZED)
-void shmem_putmem(void *dest, const void *src, size_t nelems, int pe);
-void shmem_getmem(void *dest, const void *src, size_t nelems, int pe);
-void shmem_putmem_nbi(void *dest, const void *src, size_t nelems, int pe);
-void shmem_getmem_nbi(void *dest, const void *src, size_t nelems, int pe);
-void shmem_putmem_signal(void *dest, const void *src, size_t nelems, uint64_t *sig_addr,
-                         uint64_t signal, int sig_op, int pe);
-void shmem_putmem_signal_nbi(void *dest, const void *src, size_t nelems, uint64_t *sig_addr,
-                             uint64_t signal, int sig_op, int pe);
+WEFT_SHMEM_CTXDECL(void, putmem, void *dest, const void *src, size_t nelems, int pe)
+WEFT_SHMEM_CTXDECL(void, getmem, void *dest, const void *src, size_t nelems, int pe)
+WEFT_SHMEM_CTXDECL(void, putmem_nbi, void *dest, const void *src, size_t nelems, int pe)
+WEFT_SHMEM_CTXDECL(void, getmem_nbi, void *dest, const void *src, size_t nelems, int pe)
+WEFT_SHMEM_CTXDECL(void, putmem_signal, void *dest, const void *src, size_t nelems,
+                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+WEFT_SHMEM_CTXDECL(void, putmem_signal_nbi, void *dest, const void *src, size_t nelems,
+                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr);
 
 /* --- atomics ----------------------------------------------------------------- */
 #define WEFT_SHMEM_DECL_AMO_EXT(N, T)                                                              \
-    T shmem_##N##_atomic_fetch(const T *source, int pe);                                          \
-    void shmem_##N##_atomic_set(T *dest, T value, int pe);                                        \
-    T shmem_##N##_atomic_swap(T *dest, T value, int pe);                                          \
-    void shmem_##N##_atomic_fetch_nbi(T *fetch, const T *source, int pe);                         \
-    void shmem_##N##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe);
+    WEFT_SHMEM_CTXDECL(T, N##_atomic_fetch, const T *source, int pe)                              \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_set, T *dest, T value, int pe)                            \
+    WEFT_SHMEM_CTXDECL(T, N##_atomic_swap, T *dest, T value, int pe)                              \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_fetch_nbi, T *fetch, const T *source, int pe)             \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_swap_nbi, T *fetch, T *dest, T value, int pe)
 WEFT_SHMEM_AMO_EXT_TYPES(WEFT_SHMEM_DECL_AMO_EXT)
 #define WEFT_SHMEM_DECL_AMO_STD(N, T)                                                              \
-    T shmem_##N##_atomic_compare_swap(T *dest, T cond, T value, int pe);                          \
-    T shmem_##N##_atomic_fetch_inc(T *dest, int pe);                                              \
-    void shmem_##N##_atomic_inc(T *dest, int pe);                                                 \
-    T shmem_##N##_atomic_fetch_add(T *dest, T value, int pe);                                     \
-    void shmem_##N##_atomic_add(T *dest, T value, int pe);                                        \
-    void shmem_##N##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe);         \
-    void shmem_##N##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe);                             \
-    void shmem_##N##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe);
+    WEFT_SHMEM_CTXDECL(T, N##_atomic_compare_swap, T *dest, T cond, T value, int pe)              \
+    WEFT_SHMEM_CTXDECL(T, N##_atomic_fetch_inc, T *dest, int pe)                                  \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_inc, T *dest, int pe)                                     \
+    WEFT_SHMEM_CTXDECL(T, N##_atomic_fetch_add, T *dest, T value, int pe)                         \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_add, T *dest, T value, int pe)                            \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_compare_swap_nbi, T *fetch, T *dest, T cond, T value,     \
+                       int pe)                                                                    \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_fetch_inc_nbi, T *fetch, T *dest, int pe)                 \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_fetch_add_nbi, T *fetch, T *dest, T value, int pe)
 WEFT_SHMEM_AMO_STD_TYPES(WEFT_SHMEM_DECL_AMO_STD)
+#define WEFT_SHMEM_DECL_AMO_BIT_OP(N, T, OP)                                                       \
+    WEFT_SHMEM_CTXDECL(T, N##_atomic_fetch_##OP, T *dest, T value, int pe)                        \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_##OP, T *dest, T value, int pe)                           \
+    WEFT_SHMEM_CTXDECL(void, N##_atomic_fetch_##OP##_nbi, T *fetch, T *dest, T value, int pe)
 #define WEFT_SHMEM_DECL_AMO_BIT(N, T)                                                              \
-    T shmem_##N##_atomic_fetch_and(T *dest, T value, int pe);                                     \
-    void shmem_##N##_atomic_and(T *dest, T value, int pe);                                        \
-    T shmem_##N##_atomic_fetch_or(T *dest, T value, int pe);                                      \
-    void shmem_##N##_atomic_or(T *dest, T value, int pe);                                         \
-    T shmem_##N##_atomic_fetch_xor(T *dest, T value, int pe);                                     \
-    void shmem_##N##_atomic_xor(T *dest, T value, int pe);                                        \
-    void shmem_##N##_atomic_fetch_and_nbi(T *fetch, T *dest, T value, int pe);                    \
-    void shmem_##N##_atomic_fetch_or_nbi(T *fetch, T *dest, T value, int pe);                     \
-    void shmem_##N##_atomic_fetch_xor_nbi(T *fetch, T *dest, T value, int pe);
+    WEFT_SHMEM_DECL_AMO_BIT_OP(N, T, and)                                                         \
+    WEFT_SHMEM_DECL_AMO_BIT_OP(N, T, or) WEFT_SHMEM_DECL_AMO_BIT_OP(N, T, xor)
 WEFT_SHMEM_AMO_BIT_TYPES(WEFT_SHMEM_DECL_AMO_BIT)
 
 /* --- point-to-point synchronisation -------------------------------------------- */
@@ -245,6 +267,8 @@ void shmem_barrier_all(void);
 void shmem_sync_all(void);
 void shmem_quiet(void);
 void shmem_fence(void);
+void shmem_ctx_quiet(shmem_ctx_t ctx);
+void shmem_ctx_fence(shmem_ctx_t ctx);
 void shmem_set_lock(long *lock);
 void shmem_clear_lock(long *lock);
 int shmem_test_lock(long *lock);
@@ -292,6 +316,157 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
 WEFT_SHMEM_RED_BIT_TYPES(WEFT_SHMEM_DECL_RED_BIT)
 WEFT_SHMEM_RED_CMP_TYPES(WEFT_SHMEM_DECL_RED_CMP)
 WEFT_SHMEM_RED_ARITH_TYPES(WEFT_SHMEM_DECL_RED_ARITH)
+
+/* --- deprecated active-set collectives (PE_start, logPE_stride, PE_size).
+ * pSync and pWrk are accepted and not used: Weft synchronises through the
+ * runtime, so their contents are never changed. -------------------------- */
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
+#define WEFT_SHMEM_DECL_ACTIVE(B)                                                                  \
+    void shmem_broadcast##B(void *dest, const void *source, size_t nelems, int PE_root,           \
+                            int PE_start, int logPE_stride, int PE_size, long *pSync);            \
+    void shmem_collect##B(void *dest, const void *source, size_t nelems, int PE_start,            \
+                          int logPE_stride, int PE_size, long *pSync);                            \
+    void shmem_fcollect##B(void *dest, const void *source, size_t nelems, int PE_start,           \
+                           int logPE_stride, int PE_size, long *pSync);                           \
+    void shmem_alltoall##B(void *dest, const void *source, size_t nelems, int PE_start,           \
+                           int logPE_stride, int PE_size, long *pSync);                           \
+    void shmem_alltoalls##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,         \
+                            size_t nelems, int PE_start, int logPE_stride, int PE_size,           \
+                            long *pSync);
+WEFT_SHMEM_DECL_ACTIVE(32)
+WEFT_SHMEM_DECL_ACTIVE(64)
+#define WEFT_SHMEM_DECL_TOALL_OP(OP, N, T)                                                         \
+    void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, int PE_start,           \
+                                   int logPE_stride, int PE_size, T *pWrk, long *pSync);
+#define WEFT_SHMEM_DECL_TOALL_BIT(N, T)                                                            \
+    WEFT_SHMEM_DECL_TOALL_OP(and, N, T) WEFT_SHMEM_DECL_TOALL_OP(or, N, T) WEFT_SHMEM_DECL_TOALL_OP(xor, N, T)
+#define WEFT_SHMEM_DECL_TOALL_CMP(N, T) WEFT_SHMEM_DECL_TOALL_OP(max, N, T) WEFT_SHMEM_DECL_TOALL_OP(min, N, T)
+#define WEFT_SHMEM_DECL_TOALL_ARITH(N, T)                                                          \
+    WEFT_SHMEM_DECL_TOALL_OP(sum, N, T) WEFT_SHMEM_DECL_TOALL_OP(prod, N, T)
+WEFT_SHMEM_TOALL_BIT_TYPES(WEFT_SHMEM_DECL_TOALL_BIT)
+WEFT_SHMEM_TOALL_CMP_TYPES(WEFT_SHMEM_DECL_TOALL_CMP)
+WEFT_SHMEM_TOALL_ARITH_TYPES(WEFT_SHMEM_DECL_TOALL_ARITH)
+
+/* --- C11 type-generic interfaces (OpenSHMEM 1.5 section 9) -----------------------
+ * shmem_put(dest, source, nelems, pe) and shmem_put(ctx, dest, ...) select the
+ * typed routine from the type of dest (or of the first pointer argument). The
+ * fixed-width and size types are aliases of the standard C types, so the
+ * selection lists the C types only. An unsupported type does not compile. */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)
+void weft_shmem_generic_unsupported_type(void); /* never defined: selecting it fails to compile */
+#define WEFT_SHMEM_G_NONE default: weft_shmem_generic_unsupported_type
+#define WEFT_SHMEM_G_2ND(a, b, ...) b
+#define WEFT_SHMEM_G_RMA(X, OP, PRE)                                                               \
+    X(float, float, OP, PRE) X(double, double, OP, PRE) X(longdouble, long double, OP, PRE)       \
+    X(char, char, OP, PRE) X(schar, signed char, OP, PRE) X(short, short, OP, PRE)                \
+    X(int, int, OP, PRE) X(long, long, OP, PRE) X(longlong, long long, OP, PRE)                   \
+    X(uchar, unsigned char, OP, PRE) X(ushort, unsigned short, OP, PRE)                           \
+    X(uint, unsigned int, OP, PRE) X(ulong, unsigned long, OP, PRE)                               \
+    X(ulonglong, unsigned long long, OP, PRE)
+#define WEFT_SHMEM_G_AMO_STD(X, OP, PRE)                                                           \
+    X(int, int, OP, PRE) X(long, long, OP, PRE) X(longlong, long long, OP, PRE)                   \
+    X(uint, unsigned int, OP, PRE) X(ulong, unsigned long, OP, PRE)                               \
+    X(ulonglong, unsigned long long, OP, PRE)
+#define WEFT_SHMEM_G_AMO_EXT(X, OP, PRE)                                                           \
+    WEFT_SHMEM_G_AMO_STD(X, OP, PRE) X(float, float, OP, PRE) X(double, double, OP, PRE)
+#define WEFT_SHMEM_G_AMO_BIT(X, OP, PRE)                                                           \
+    X(uint, unsigned int, OP, PRE) X(ulong, unsigned long, OP, PRE)                               \
+    X(ulonglong, unsigned long long, OP, PRE) X(int32, int, OP, PRE) X(int64, long, OP, PRE)
+#define WEFT_SHMEM_G_P2P(X, OP, PRE)                                                               \
+    X(short, short, OP, PRE) X(int, int, OP, PRE) X(long, long, OP, PRE)                          \
+    X(longlong, long long, OP, PRE) X(ushort, unsigned short, OP, PRE)                            \
+    X(uint, unsigned int, OP, PRE) X(ulong, unsigned long, OP, PRE)                               \
+    X(ulonglong, unsigned long long, OP, PRE)
+#define WEFT_SHMEM_G_RED_BIT(X, OP, PRE)                                                           \
+    X(uchar, unsigned char, OP, PRE) X(ushort, unsigned short, OP, PRE)                           \
+    X(uint, unsigned int, OP, PRE) X(ulong, unsigned long, OP, PRE)                               \
+    X(ulonglong, unsigned long long, OP, PRE) X(int8, signed char, OP, PRE)                       \
+    X(int16, short, OP, PRE) X(int32, int, OP, PRE) X(int64, long, OP, PRE)
+#define WEFT_SHMEM_G_RED_CMP(X, OP, PRE)                                                           \
+    X(char, char, OP, PRE) X(schar, signed char, OP, PRE) X(short, short, OP, PRE)                \
+    X(int, int, OP, PRE) X(long, long, OP, PRE) X(longlong, long long, OP, PRE)                   \
+    X(uchar, unsigned char, OP, PRE) X(ushort, unsigned short, OP, PRE)                           \
+    X(uint, unsigned int, OP, PRE) X(ulong, unsigned long, OP, PRE)                               \
+    X(ulonglong, unsigned long long, OP, PRE) X(float, float, OP, PRE)                            \
+    X(double, double, OP, PRE) X(longdouble, long double, OP, PRE)
+#define WEFT_SHMEM_G_RED_ARITH(X, OP, PRE)                                                         \
+    WEFT_SHMEM_G_RED_CMP(X, OP, PRE) X(complexd, double _Complex, OP, PRE)                        \
+    X(complexf, float _Complex, OP, PRE)
+/* one association: "T *: shmem_<PRE>N_OP," (const T * too, for source arguments) */
+#define WEFT_SHMEM_G_A(N, T, OP, PRE) T *: shmem_##PRE##N##_##OP,
+#define WEFT_SHMEM_G_AC(N, T, OP, PRE) T *: shmem_##PRE##N##_##OP, const T *: shmem_##PRE##N##_##OP,
+#define WEFT_SHMEM_G_SEL(TABLE, A, OP, PRE, p) _Generic((p), TABLE(A, OP, PRE) WEFT_SHMEM_G_NONE)
+/* RMA and atomics: with or without a leading context. */
+#define WEFT_SHMEM_G_FIRST(a, ...) a
+#define WEFT_SHMEM_G_CTXCALL(TABLE, A, OP, ...)                                                    \
+    _Generic((WEFT_SHMEM_G_FIRST(__VA_ARGS__, 0)),                                                \
+             shmem_ctx_t: WEFT_SHMEM_G_SEL(TABLE, A, OP, ctx_, WEFT_SHMEM_G_2ND(__VA_ARGS__, 0)),  \
+             default: WEFT_SHMEM_G_SEL(TABLE, A, OP, , WEFT_SHMEM_G_FIRST(__VA_ARGS__, 0)))(__VA_ARGS__)
+#define shmem_put(...)            WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, put, __VA_ARGS__)
+#define shmem_get(...)            WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, get, __VA_ARGS__)
+#define shmem_put_nbi(...)        WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, put_nbi, __VA_ARGS__)
+#define shmem_get_nbi(...)        WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, get_nbi, __VA_ARGS__)
+#define shmem_p(...)              WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, p, __VA_ARGS__)
+#define shmem_g(...)              WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_AC, g, __VA_ARGS__)
+#define shmem_iput(...)           WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, iput, __VA_ARGS__)
+#define shmem_iget(...)           WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, iget, __VA_ARGS__)
+#define shmem_put_signal(...)     WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, put_signal, __VA_ARGS__)
+#define shmem_put_signal_nbi(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_RMA, WEFT_SHMEM_G_A, put_signal_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch(...)   WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_EXT, WEFT_SHMEM_G_AC, atomic_fetch, __VA_ARGS__)
+#define shmem_atomic_set(...)     WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_EXT, WEFT_SHMEM_G_A, atomic_set, __VA_ARGS__)
+#define shmem_atomic_swap(...)    WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_EXT, WEFT_SHMEM_G_A, atomic_swap, __VA_ARGS__)
+#define shmem_atomic_fetch_nbi(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_EXT, WEFT_SHMEM_G_A, atomic_fetch_nbi, __VA_ARGS__)
+#define shmem_atomic_swap_nbi(...)  WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_EXT, WEFT_SHMEM_G_A, atomic_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_compare_swap(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_compare_swap, __VA_ARGS__)
+#define shmem_atomic_fetch_inc(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_fetch_inc, __VA_ARGS__)
+#define shmem_atomic_inc(...)       WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_inc, __VA_ARGS__)
+#define shmem_atomic_fetch_add(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_fetch_add, __VA_ARGS__)
+#define shmem_atomic_add(...)       WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_add, __VA_ARGS__)
+#define shmem_atomic_compare_swap_nbi(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_compare_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_inc_nbi(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_fetch_inc_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_add_nbi(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_STD, WEFT_SHMEM_G_A, atomic_fetch_add_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_and(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_fetch_and, __VA_ARGS__)
+#define shmem_atomic_and(...)       WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_and, __VA_ARGS__)
+#define shmem_atomic_fetch_or(...)  WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_fetch_or, __VA_ARGS__)
+#define shmem_atomic_or(...)        WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_or, __VA_ARGS__)
+#define shmem_atomic_fetch_xor(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_fetch_xor, __VA_ARGS__)
+#define shmem_atomic_xor(...)       WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_xor, __VA_ARGS__)
+#define shmem_atomic_fetch_and_nbi(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_fetch_and_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_or_nbi(...)  WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_fetch_or_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_xor_nbi(...) WEFT_SHMEM_G_CTXCALL(WEFT_SHMEM_G_AMO_BIT, WEFT_SHMEM_G_A, atomic_fetch_xor_nbi, __VA_ARGS__)
+/* point-to-point synchronisation: no context */
+#define WEFT_SHMEM_G_P2PCALL(OP, ivars, ...) WEFT_SHMEM_G_SEL(WEFT_SHMEM_G_P2P, WEFT_SHMEM_G_A, OP, , ivars)(ivars, __VA_ARGS__)
+#define shmem_wait_until(ivar, ...)         WEFT_SHMEM_G_P2PCALL(wait_until, ivar, __VA_ARGS__)
+#define shmem_wait_until_all(ivars, ...)    WEFT_SHMEM_G_P2PCALL(wait_until_all, ivars, __VA_ARGS__)
+#define shmem_wait_until_any(ivars, ...)    WEFT_SHMEM_G_P2PCALL(wait_until_any, ivars, __VA_ARGS__)
+#define shmem_wait_until_some(ivars, ...)   WEFT_SHMEM_G_P2PCALL(wait_until_some, ivars, __VA_ARGS__)
+#define shmem_wait_until_all_vector(ivars, ...)  WEFT_SHMEM_G_P2PCALL(wait_until_all_vector, ivars, __VA_ARGS__)
+#define shmem_wait_until_any_vector(ivars, ...)  WEFT_SHMEM_G_P2PCALL(wait_until_any_vector, ivars, __VA_ARGS__)
+#define shmem_wait_until_some_vector(ivars, ...) WEFT_SHMEM_G_P2PCALL(wait_until_some_vector, ivars, __VA_ARGS__)
+#define shmem_test(ivar, ...)               WEFT_SHMEM_G_P2PCALL(test, ivar, __VA_ARGS__)
+#define shmem_test_all(ivars, ...)          WEFT_SHMEM_G_P2PCALL(test_all, ivars, __VA_ARGS__)
+#define shmem_test_any(ivars, ...)          WEFT_SHMEM_G_P2PCALL(test_any, ivars, __VA_ARGS__)
+#define shmem_test_some(ivars, ...)         WEFT_SHMEM_G_P2PCALL(test_some, ivars, __VA_ARGS__)
+#define shmem_test_all_vector(ivars, ...)   WEFT_SHMEM_G_P2PCALL(test_all_vector, ivars, __VA_ARGS__)
+#define shmem_test_any_vector(ivars, ...)   WEFT_SHMEM_G_P2PCALL(test_any_vector, ivars, __VA_ARGS__)
+#define shmem_test_some_vector(ivars, ...)  WEFT_SHMEM_G_P2PCALL(test_some_vector, ivars, __VA_ARGS__)
+/* team collectives and reductions: selected by dest (the second argument) */
+#define WEFT_SHMEM_G_TEAMCALL(TABLE, OP, team, dest, ...)                                          \
+    WEFT_SHMEM_G_SEL(TABLE, WEFT_SHMEM_G_A, OP, , dest)(team, dest, __VA_ARGS__)
+#define shmem_broadcast(team, dest, ...) WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RMA, broadcast, team, dest, __VA_ARGS__)
+#define shmem_collect(team, dest, ...)   WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RMA, collect, team, dest, __VA_ARGS__)
+#define shmem_fcollect(team, dest, ...)  WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RMA, fcollect, team, dest, __VA_ARGS__)
+#define shmem_alltoall(team, dest, ...)  WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RMA, alltoall, team, dest, __VA_ARGS__)
+#define shmem_alltoalls(team, dest, ...) WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RMA, alltoalls, team, dest, __VA_ARGS__)
+#define shmem_and_reduce(team, dest, ...)  WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RED_BIT, and_reduce, team, dest, __VA_ARGS__)
+#define shmem_or_reduce(team, dest, ...)   WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RED_BIT, or_reduce, team, dest, __VA_ARGS__)
+#define shmem_xor_reduce(team, dest, ...)  WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RED_BIT, xor_reduce, team, dest, __VA_ARGS__)
+#define shmem_max_reduce(team, dest, ...)  WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RED_CMP, max_reduce, team, dest, __VA_ARGS__)
+#define shmem_min_reduce(team, dest, ...)  WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RED_CMP, min_reduce, team, dest, __VA_ARGS__)
+#define shmem_sum_reduce(team, dest, ...)  WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RED_ARITH, sum_reduce, team, dest, __VA_ARGS__)
+#define shmem_prod_reduce(team, dest, ...) WEFT_SHMEM_G_TEAMCALL(WEFT_SHMEM_G_RED_ARITH, prod_reduce, team, dest, __VA_ARGS__)
+#endif
 
 #ifdef __cplusplus
 }

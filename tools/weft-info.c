@@ -4,17 +4,25 @@
  * weft-info: version, build configuration and every tunable with its current
  * value and where that value came from (default, WEFT_X, or an MV2_X alias).
  * `--tunables --markdown` writes the tunables reference (docs/tunables.md).
- * Built from the util objects and weft_build_config.h only, never from the MPI
- * library, so it runs even where the library cannot initialise.
+ * `--tuning` shows the intra-node thresholds a job here would use and why.
+ * Built from the util objects, weft_build_config.h and the self-contained
+ * threshold files (core/hwcpu.c, core/pt2pt/shm_thresholds.c,
+ * transport/shm/shm_cost.c), never from the MPI library, so it runs even
+ * where the library cannot initialise.
  */
+#include "core/hwinfo.h"
+#include "core/pt2pt/shm_thresholds.h"
+#include "transport/shm/shm.h"
 #include "util/tunables.h"
 #include "weft_build_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-enum { SHOW_VERSION = 1, SHOW_CONFIG = 2, SHOW_TUNABLES = 4, SHOW_PVARS = 8 };
+enum { SHOW_VERSION = 1, SHOW_CONFIG = 2, SHOW_TUNABLES = 4, SHOW_PVARS = 8, SHOW_TUNING = 16 };
 
 static const char *kind_name(weft_tunable_kind_t kind)
 {
@@ -31,13 +39,15 @@ static const char *kind_name(weft_tunable_kind_t kind)
 static void usage(FILE *out)
 {
     fprintf(out, "usage: weft-info [-a|--all] [-v|--version] [-c|--config] [-t|--tunables] "
-                 "[-p|--pvars] [--markdown] [-h|--help]\n"
+                 "[-p|--pvars] [--tuning] [--markdown] [-h|--help]\n"
                  "  (no option)     version and build configuration\n"
                  "  -a, --all       version, build configuration and every tunable\n"
                  "  -v, --version   version line only\n"
                  "  -c, --config    build configuration only\n"
                  "  -t, --tunables  every tunable: current value and its source\n"
                  "  -p, --pvars     MPI_T performance variables and events (names, classes)\n"
+                 "  --tuning        intra-node protocol thresholds a job here would use, and\n"
+                 "                  why (measures CMA and memcpy with a child process)\n"
                  "  --markdown      the tunables reference as Markdown (docs/tunables.md);\n"
                  "                  defaults only, the environment is not read\n");
 }
@@ -73,6 +83,79 @@ static void print_pvars(void)
 static void print_version(void)
 {
     printf("Weft %s (MPI 5.0, standard ABI 1.0: libmpi_abi.so.1)\n", WEFT_VERSION);
+}
+
+/* The costs the job's local rank 0 would measure, against a forked child
+ * (same address space layout: the child's copy of probe is at &probe). */
+static void measure_here(weft_shm_costs_t *costs)
+{
+    static char   probe[WEFT_SHM_COST_PROBE_BYTES] __attribute__((aligned(4096)));
+    weft_hw_cpu_t cpu;
+    int           fds[2];
+    pid_t         child;
+
+    memset(costs, 0, sizeof(*costs));
+    weft_hw_cpu(&cpu);
+    memcpy(costs->cpu_vendor, cpu.vendor, sizeof(costs->cpu_vendor) - 1);
+    costs->cpu_family = cpu.family;
+    costs->cpu_model  = cpu.model;
+    costs->l2_bytes   = cpu.l2_bytes;
+    memset(probe, 1, sizeof(probe));
+    if (pipe(fds) != 0 || (child = fork()) < 0) {
+        return;
+    }
+    if (child == 0) { /* hold still until the parent has read */
+        char c;
+        close(fds[1]);
+        while (read(fds[0], &c, 1) < 0) {
+        }
+        _exit(0);
+    }
+    close(fds[0]);
+    weft_shm_measure_costs(child, probe, probe, weft_tunables.SMP_USE_CMA,
+                           weft_tunables.SMP_CMA_EXTRA_COST, costs);
+    close(fds[1]);
+    waitpid(child, NULL, 0);
+}
+
+static int print_tuning(void)
+{
+    weft_shm_costs_t      costs;
+    weft_p2p_thresholds_t t;
+    char                  err[400];
+    int                   foreign = 0;
+    size_t                payload = weft_shm_ring_payload(weft_tunables.SMP_QUEUE_LENGTH);
+
+    measure_here(&costs);
+    if (weft_p2p_thresholds_choose(&costs, payload, &t, &foreign, err, sizeof(err)) != 0) {
+        fprintf(stderr, "weft-info: %s\n", err);
+        return 1;
+    }
+    printf("Intra-node point-to-point thresholds (measured now; a job measures again at init,\n"
+           "on its local rank 0; MPI_T pvars weft_shm_* show the values in force there):\n");
+    printf("  %-14s %s family %d model %d, L2 %llu KiB\n", "CPU",
+           costs.cpu_vendor[0] ? costs.cpu_vendor : "unknown", (int)costs.cpu_family,
+           (int)costs.cpu_model, (unsigned long long)(costs.l2_bytes >> 10));
+    if (costs.cma_ns > 0) {
+        printf("  %-14s CMA %llu ns, memcpy %llu ns per %llu KiB\n", "costs",
+               (unsigned long long)costs.cma_ns, (unsigned long long)costs.copy_ns,
+               (unsigned long long)(costs.probe_bytes >> 10));
+    } else {
+        printf("  %-14s CMA unavailable (disabled or not permitted), memcpy %llu ns per %llu KiB\n",
+               "costs", (unsigned long long)costs.copy_ns,
+               (unsigned long long)(costs.probe_bytes >> 10));
+    }
+    printf("  %-14s %s\n", "table", t.table);
+    printf("  %-14s %zu\n", "eager limit", t.eager_limit);
+    printf("  %-14s %zu%s\n", "CMA from", t.cma_threshold,
+           t.cma_threshold > t.eager_limit ? " (2-copy pipeline between the eager limit and this)"
+                                           : " (every rendezvous)");
+    printf("  %-14s %s\n", "why", t.why);
+    if (foreign > 0) {
+        printf("  %-14s %d line(s) of WEFT_TUNING_FILE are not pt2pt rules (skipped)\n", "note",
+               foreign);
+    }
+    return 0;
 }
 
 static void print_config(void)
@@ -255,6 +338,8 @@ int main(int argc, char **argv)
             show |= SHOW_TUNABLES;
         } else if (strcmp(a, "-p") == 0 || strcmp(a, "--pvars") == 0) {
             show |= SHOW_PVARS;
+        } else if (strcmp(a, "--tuning") == 0) {
+            show |= SHOW_TUNING;
         } else if (strcmp(a, "--markdown") == 0) {
             markdown = 1;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -290,6 +375,9 @@ int main(int argc, char **argv)
     }
     if (show & SHOW_PVARS) {
         print_pvars();
+    }
+    if (show & SHOW_TUNING) {
+        return print_tuning();
     }
     return 0;
 }

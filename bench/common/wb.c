@@ -159,6 +159,8 @@ static void wb_usage(const wb_ctx_t *c, FILE *f)
         fprintf(f, "  -r, --root R                  root rank (default 0)\n");
     if (ft & WB_F_INPLACE)
         fprintf(f, "  -I, --in-place                use MPI_IN_PLACE\n");
+    if (ft & WB_F_B2B)
+        fprintf(f, "  -B, --back-to-back            no barrier between timed calls (time per call)\n");
     if (ft & WB_F_DTYPE)
         fprintf(f, "  -d, --datatype T              char|int|float|double\n");
     if (ft & WB_F_THREADS)
@@ -222,6 +224,7 @@ static void wb_parse(wb_ctx_t *c, int argc, char **argv)
         {"validation", no_argument, 0, 'c'},
         {"root", required_argument, 0, 'r'},
         {"in-place", no_argument, 0, 'I'},
+        {"back-to-back", no_argument, 0, 'B'},
         {"datatype", required_argument, 0, 'd'},
         {"threads", required_argument, 0, 't'},
         {"win", required_argument, 0, 'w'},
@@ -239,7 +242,7 @@ static void wb_parse(wb_ctx_t *c, int argc, char **argv)
 
     opterr = 0;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "m:i:x:W:fcr:Id:t:w:s:hv", lopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "m:i:x:W:fcr:IBd:t:w:s:hv", lopts, NULL)) != -1) {
         switch (ch) {
         case 'm': {
             char buf[64], *colon;
@@ -267,6 +270,7 @@ static void wb_parse(wb_ctx_t *c, int argc, char **argv)
         case 'c': o->validate = 1; break;
         case 'r': bad |= !(ft & WB_F_ROOT) || wb_parse_int(optarg, &o->root); break;
         case 'I': bad |= !(ft & WB_F_INPLACE); o->in_place = 1; break;
+        case 'B': bad |= !(ft & WB_F_B2B); o->back_to_back = 1; break;
         case 'd':
             bad |= !(ft & WB_F_DTYPE) || wb_set_dtype(o, optarg);
             break;

@@ -39,7 +39,8 @@ enum {
     WB_F_RMA = 1u << 6,     /* -w create|allocate, -s sync */
     WB_F_THREAD_MULTIPLE = 1u << 7, /* init with MPI_THREAD_MULTIPLE */
     WB_F_PAIRS = 1u << 8,   /* even np, ranks paired i <-> i + np/2 */
-    WB_F_TWO = 1u << 9      /* exactly two ranks */
+    WB_F_TWO = 1u << 9,     /* exactly two ranks */
+    WB_F_B2B = 1u << 10     /* -B / --back-to-back (blocking collectives) */
 };
 
 typedef enum { WB_SYNC_FLUSH, WB_SYNC_LOCK, WB_SYNC_LOCK_ALL, WB_SYNC_FENCE, WB_SYNC_PSCW } wb_sync_t;
@@ -63,6 +64,7 @@ typedef struct wb_opts {
     int validate;
     int root;
     int in_place;
+    int back_to_back; /* no barrier between timed calls */
     int threads;
     int win_allocate; /* 1: MPI_Win_allocate, 0: MPI_Win_create */
     wb_sync_t sync;

@@ -14,6 +14,7 @@
 #include "core/comm.h"
 #include "core/datatype.h"
 #include "core/errors.h"
+#include "core/mpit/mpi_time.h"
 
 #define WEFT_API             __attribute__((visibility("default")))
 #define WEFT_API_ALIAS(_name) \
@@ -28,12 +29,23 @@ extern int weft_api_arg_check;
 #define WEFT_API_ENTER(_name, _init_check)                                           \
     weft_err_begin(_name);                                                           \
     weft_cs_enter();                                                                 \
+    if (__builtin_expect(weft_mpi_time_on, 0)) {                                     \
+        weft_mpi_time_enter();                                                       \
+    }                                                                                \
     if ((_init_check) && __builtin_expect(!weft_runtime_is_ready(), 0)) {            \
         rc = weft_err_not_ready();                                                   \
         goto fail;                                                                   \
     }
 
-#define WEFT_API_EXIT() weft_cs_exit()
+/* _cls: the call's weft_call_class_t, for the time-in-MPI split of the report. */
+#define WEFT_API_EXIT_AS(_cls)                                                       \
+    do {                                                                             \
+        if (__builtin_expect(weft_mpi_time_on, 0)) {                                 \
+            weft_mpi_time_exit(_cls);                                                \
+        }                                                                            \
+        weft_cs_exit();                                                              \
+    } while (0)
+#define WEFT_API_EXIT() WEFT_API_EXIT_AS(WEFT_CALL_OTHER)
 
 /* Record an argument error: class, argument name, reason. Returns the class. */
 int weft_err_arg(int cls, const char *arg, const char *fmt, ...)

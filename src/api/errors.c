@@ -25,7 +25,7 @@ int weft_err_arg(int cls, const char *arg, const char *fmt, ...)
 
 int weft_err_not_ready(void)
 {
-    if (weft_runtime.state == WEFT_STATE_FINALIZED) {
+    if (weft_runtime.state == WEFT_STATE_FINALIZED || weft_runtime.mpi_finalize_deferred) {
         return weft_error(MPI_ERR_OTHER, "called after MPI_Finalize");
     }
     return weft_error(MPI_ERR_OTHER, "called before MPI_Init");

@@ -289,10 +289,10 @@ WEFT_API {sig}
     if (rc != MPI_SUCCESS) {{
         goto fail;
     }}
-    WEFT_API_EXIT();
+    WEFT_API_EXIT_AS({call_class});
     return MPI_SUCCESS;
 fail:
-    WEFT_API_EXIT();
+    WEFT_API_EXIT_AS({call_class});
     return {dispatch};
 }}
 WEFT_API_ALIAS({name})
@@ -331,8 +331,15 @@ def gen_wrapper(f, funcs):
         disp = "weft_err_dispatch_comm(MPI_COMM_SELF, rc)"
     checks = "\n".join("    " + l for l in gen_checks(f))
     return WRAPPER.format(sig=f.signature("PMPI_"), name=f.name, checks=checks, impl=impl,
-                          args=", ".join(args), dispatch=disp,
+                          args=", ".join(args), dispatch=disp, call_class=call_class(f),
                           init_check="0" if "noinit" in f.directives else "1")
+
+
+def call_class(f):
+    """The weft_call_class_t (core/mpit/mpi_time.h) the report's time in MPI is
+    split by: the function's category in functions.tsv."""
+    cls = {"pt2pt": "PT2PT", "coll": "COLL", "rma": "RMA", "io": "IO"}.get(f.category, "OTHER")
+    return "WEFT_CALL_" + cls
 
 
 def merge_kinds(twin, base):

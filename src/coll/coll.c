@@ -559,12 +559,22 @@ static int two_level_allowed(const weft_coll_args_t *a, struct weft_coll_comm *c
  * ring messages, not by counters in the region. */
 static int shm_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
 {
-    if (!a->blocking || !shmem_coll_enabled(a) || cc->shm_state < 0 || cc->max_ppn < 2 ||
+    if (!shmem_coll_enabled(a) || cc->shm_state < 0 || cc->max_ppn < 2 ||
         weft_tunables.WAIT_POLICY == 3 /* blocking */) {
+        return 0;
+    }
+    /* non-blocking and persistent: the algorithms with a schedule form
+     * (a poll step, src/coll/shm), on one node */
+    if (!a->blocking &&
+        !((a->coll == WEFT_COLL_BCAST || a->coll == WEFT_COLL_REDUCE ||
+           a->coll == WEFT_COLL_ALLREDUCE || a->coll == WEFT_COLL_GATHER ||
+           a->coll == WEFT_COLL_ALLGATHER || a->coll == WEFT_COLL_SCATTER) &&
+          cc->nodes == 1 && !a->nested)) {
         return 0;
     }
     switch (a->coll) {
     case WEFT_COLL_ALLTOALL:
+    case WEFT_COLL_SCATTER:
         return cc->nodes == 1;
     case WEFT_COLL_REDUCE:
     case WEFT_COLL_ALLREDUCE:

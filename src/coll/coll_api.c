@@ -222,7 +222,7 @@ static int run(weft_coll_args_t *a, int mode, MPI_Request *request)
     if (alg < 0) {
         return weft_error(MPI_ERR_INTERN, "no %s algorithm applies", weft_coll_names[a->coll]);
     }
-    if (weft_coll_algs[alg].flags & WEFT_R_SHM) {
+    if ((weft_coll_algs[alg].flags & WEFT_R_SHM) && mode == MODE_BLOCKING) {
         return weft_coll_shm_run(alg, a);
     }
     if (direct_ok(alg, a, mode)) {

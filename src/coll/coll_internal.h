@@ -113,6 +113,12 @@ int weft_sched_copy(weft_sched_t *s, const void *sbuf, MPI_Count scount, weft_da
                     void *rbuf, MPI_Count rcount, weft_datatype_t *rdt);
 /* Everything appended after a fence waits for everything before it. */
 int weft_sched_fence(weft_sched_t *s);
+/* A step that is done when fn(state, first, &rc) returns 1 (first: this is
+ * the first call of this run of the schedule; a non-MPI_SUCCESS rc is the
+ * schedule's error). fn must not block: it is called from progress until it
+ * reports done (the shared-memory node phase of non-blocking calls). */
+typedef int (*weft_sched_poll_fn_t)(void *state, int first, int *rc);
+int weft_sched_poll(weft_sched_t *s, weft_sched_poll_fn_t fn, void *state);
 
 /* Scratch memory living as long as the schedule (never NULL for 0 bytes;
  * NULL on no memory). */
@@ -143,8 +149,9 @@ void weft_sched_rewind(weft_sched_t *s);
 #define WEFT_R_COUNT_POF2  0x10u /* count >= largest power of two <= size */
 #define WEFT_R_CONTIG      0x20u /* datatypes must be contiguous */
 #define WEFT_R_BUILTIN_OP  0x40u /* predefined op */
-/* Shared-memory node phase (src/coll/shm): blocking calls only, run
- * directly by weft_coll_shm_run, never as a schedule. */
+/* Shared-memory node phase (src/coll/shm): blocking calls run directly
+ * (weft_coll_shm_run); the algorithms with a schedule form (shm_allowed in
+ * coll.c) build one poll step for non-blocking and persistent calls. */
 #define WEFT_R_SHM         0x80u
 
 typedef int (*weft_coll_build_fn_t)(weft_sched_t *s, const weft_coll_args_t *a);

@@ -105,3 +105,4 @@ int weft_get_hw_resource_info_impl(MPI_Info *hw_info)
     *hw_info = (MPI_Info)in;
     return MPI_SUCCESS;
 }
+

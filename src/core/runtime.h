@@ -27,6 +27,11 @@ typedef struct {
     weft_pmi_info_t      pmi;            /* rank, size, node layout */
     char                 jobid[300];     /* unique per job: shm names */
     char                 processor_name[256];
+    /* OpenSHMEM shares this runtime (src/shmem): it is finalized when the
+     * last of the two models is. */
+    int                  shmem_up;       /* shmem_init done, shmem_finalize not yet */
+    int                  world_by_shmem; /* shmem_init started the runtime; no MPI_Init yet */
+    int                  mpi_finalize_deferred; /* MPI_Finalize came while SHMEM was up */
 } weft_runtime_t;
 
 extern weft_runtime_t weft_runtime;

@@ -251,8 +251,36 @@ static int access_size(weft_file_t *fh, MPI_Count count, weft_datatype_t *dt, MP
 
 /* Transfer at view position pos (etypes); *moved gets the etypes moved.
  * collective: every rank of the file's communicator calls it. */
+static int transfer_locked(weft_file_t *fh, int writing, int collective, MPI_Offset pos, void *buf,
+                           MPI_Count count, weft_datatype_t *dt, MPI_Offset nbytes, MPI_Status *status,
+                           MPI_Offset *moved);
+
 static int transfer(weft_file_t *fh, int writing, int collective, MPI_Offset pos, void *buf, MPI_Count count,
                     weft_datatype_t *dt, MPI_Offset nbytes, MPI_Status *status, MPI_Offset *moved)
+{
+    int rc;
+
+    /* The I/O worker (async.c) may be transferring on this file: one at a
+     * time, so data-sieving and two-phase read-modify-writes never interleave
+     * with another write. (A collective holds it while it communicates; the
+     * worker only waits, it never communicates.) */
+    pthread_mutex_lock(&fh->xfer_lock);
+    rc = transfer_locked(fh, writing, collective, pos, buf, count, dt, nbytes, status, moved);
+    pthread_mutex_unlock(&fh->xfer_lock);
+    return rc;
+}
+
+int weft_io_transfer(weft_file_t *fh, int writing, MPI_Offset pos, void *buf, MPI_Count count,
+                     weft_datatype_t *dt, MPI_Offset nbytes, MPI_Status *status)
+{
+    MPI_Offset moved;
+
+    return transfer(fh, writing, 0, pos, buf, count, dt, nbytes, status, &moved);
+}
+
+static int transfer_locked(weft_file_t *fh, int writing, int collective, MPI_Offset pos, void *buf,
+                           MPI_Count count, weft_datatype_t *dt, MPI_Offset nbytes, MPI_Status *status,
+                           MPI_Offset *moved)
 {
     weft_io_seg_t *segs  = NULL;
     int            nseg  = 0, rc, direct;
@@ -423,7 +451,10 @@ RD_AT(read_at_all, 1)
 WR_AT(write_at, 0)
 WR_AT(write_at_all, 1)
 
-/* ---- non-blocking: done at once, completed request ---------------------------------- */
+/* ---- non-blocking ------------------------------------------------------------------
+ * Independent forms run in the background (async.c): the file pointer moves
+ * by the amount requested now, the transfer later. The collective forms
+ * (i*_all) are done before they return and give a completed request. */
 
 static int completed(weft_file_t *fh, int rc, const MPI_Status *st, MPI_Request *request)
 {
@@ -443,48 +474,99 @@ static int completed(weft_file_t *fh, int rc, const MPI_Status *st, MPI_Request 
     return MPI_SUCCESS;
 }
 
-#define IRD(_fn, _coll, _where)                                                                             \
+static int iaccess(weft_file_t *fh, int writing, weft_io_where_t where, MPI_Offset offset, void *buf,
+                   MPI_Count count, weft_datatype_t *dt, MPI_Request *request)
+{
+    MPI_Offset nbytes = 0, pos = offset, n;
+    int        rc     = check_access(fh, writing, where);
+
+    if (rc == MPI_SUCCESS) {
+        rc = access_size(fh, count, dt, &nbytes);
+    }
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    n = nbytes / fh->view.esize;
+    if (where == AT_EXPLICIT && offset < 0) {
+        return weft_error(MPI_ERR_ARG, "argument offset: negative position %lld", (long long)offset);
+    }
+    if (where == AT_INDIVIDUAL) {
+        pthread_mutex_lock(&fh->lock);
+        pos = fh->ind_pos;
+        fh->ind_pos += n;
+        pthread_mutex_unlock(&fh->lock);
+    } else if (where == AT_SHARED && (rc = weft_io_shared_fetch_add(fh, n, &pos)) != MPI_SUCCESS) {
+        return rc;
+    }
+    return weft_io_post(fh, writing, pos, buf, count, dt, nbytes, request);
+}
+
+#define IRD(_fn, _where)                                                                                    \
+    int weft_file_i##_fn##_impl(weft_file_t *fh, void *buf, MPI_Count count, weft_datatype_t *datatype,     \
+                                MPI_Request *request)                                                       \
+    {                                                                                                       \
+        return iaccess(fh, 0, _where, 0, buf, count, datatype, request);                                    \
+    }
+#define IWR(_fn, _where)                                                                                    \
+    int weft_file_i##_fn##_impl(weft_file_t *fh, const void *buf, MPI_Count count,                         \
+                                weft_datatype_t *datatype, MPI_Request *request)                            \
+    {                                                                                                       \
+        return iaccess(fh, 1, _where, 0, (void *)buf, count, datatype, request);                            \
+    }
+#define IRD_ALL(_fn, _where)                                                                                \
     int weft_file_i##_fn##_impl(weft_file_t *fh, void *buf, MPI_Count count, weft_datatype_t *datatype,     \
                                 MPI_Request *request)                                                       \
     {                                                                                                       \
         MPI_Status st;                                                                                      \
-        return completed(fh, do_access(fh, 0, _coll, _where, 0, buf, count, datatype, &st), &st, request);    \
+        return completed(fh, do_access(fh, 0, 1, _where, 0, buf, count, datatype, &st), &st, request);        \
     }
-#define IWR(_fn, _coll, _where)                                                                             \
+#define IWR_ALL(_fn, _where)                                                                                \
     int weft_file_i##_fn##_impl(weft_file_t *fh, const void *buf, MPI_Count count,                         \
                                 weft_datatype_t *datatype, MPI_Request *request)                            \
     {                                                                                                       \
         MPI_Status st;                                                                                      \
-        return completed(fh, do_access(fh, 1, _coll, _where, 0, (void *)buf, count, datatype, &st), &st,     \
+        return completed(fh, do_access(fh, 1, 1, _where, 0, (void *)buf, count, datatype, &st), &st,         \
                          request);                                                                          \
     }
-#define IRD_AT(_fn, _coll)                                                                                  \
+#define IRD_AT(_fn)                                                                                         \
+    int weft_file_i##_fn##_impl(weft_file_t *fh, MPI_Offset offset, void *buf, MPI_Count count,            \
+                                weft_datatype_t *datatype, MPI_Request *request)                            \
+    {                                                                                                       \
+        return iaccess(fh, 0, AT_EXPLICIT, offset, buf, count, datatype, request);                          \
+    }
+#define IWR_AT(_fn)                                                                                         \
+    int weft_file_i##_fn##_impl(weft_file_t *fh, MPI_Offset offset, const void *buf, MPI_Count count,      \
+                                weft_datatype_t *datatype, MPI_Request *request)                            \
+    {                                                                                                       \
+        return iaccess(fh, 1, AT_EXPLICIT, offset, (void *)buf, count, datatype, request);                  \
+    }
+#define IRD_AT_ALL(_fn)                                                                                     \
     int weft_file_i##_fn##_impl(weft_file_t *fh, MPI_Offset offset, void *buf, MPI_Count count,            \
                                 weft_datatype_t *datatype, MPI_Request *request)                            \
     {                                                                                                       \
         MPI_Status st;                                                                                      \
-        return completed(fh, do_access(fh, 0, _coll, AT_EXPLICIT, offset, buf, count, datatype, &st), &st,   \
+        return completed(fh, do_access(fh, 0, 1, AT_EXPLICIT, offset, buf, count, datatype, &st), &st,       \
                          request);                                                                          \
     }
-#define IWR_AT(_fn, _coll)                                                                                  \
+#define IWR_AT_ALL(_fn)                                                                                     \
     int weft_file_i##_fn##_impl(weft_file_t *fh, MPI_Offset offset, const void *buf, MPI_Count count,      \
                                 weft_datatype_t *datatype, MPI_Request *request)                            \
     {                                                                                                       \
         MPI_Status st;                                                                                      \
-        return completed(fh, do_access(fh, 1, _coll, AT_EXPLICIT, offset, (void *)buf, count, datatype, &st), \
+        return completed(fh, do_access(fh, 1, 1, AT_EXPLICIT, offset, (void *)buf, count, datatype, &st),    \
                          &st, request);                                                                     \
     }
 
-IRD(read, 0, AT_INDIVIDUAL)
-IRD(read_all, 1, AT_INDIVIDUAL)
-IRD(read_shared, 0, AT_SHARED)
-IWR(write, 0, AT_INDIVIDUAL)
-IWR(write_all, 1, AT_INDIVIDUAL)
-IWR(write_shared, 0, AT_SHARED)
-IRD_AT(read_at, 0)
-IRD_AT(read_at_all, 1)
-IWR_AT(write_at, 0)
-IWR_AT(write_at_all, 1)
+IRD(read, AT_INDIVIDUAL)
+IRD_ALL(read_all, AT_INDIVIDUAL)
+IRD(read_shared, AT_SHARED)
+IWR(write, AT_INDIVIDUAL)
+IWR_ALL(write_all, AT_INDIVIDUAL)
+IWR(write_shared, AT_SHARED)
+IRD_AT(read_at)
+IRD_AT_ALL(read_at_all)
+IWR_AT(write_at)
+IWR_AT_ALL(write_at_all)
 
 /* ---- split collectives -------------------------------------------------------------- */
 

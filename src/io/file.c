@@ -501,6 +501,7 @@ static void file_free(weft_file_t *fh)
         weft_comm_free_impl(&h);
     }
     pthread_mutex_destroy(&fh->lock);
+    pthread_mutex_destroy(&fh->xfer_lock);
     free(fh->path);
     fh->hdr.magic = WEFT_MAGIC_FREED;
     free(fh);
@@ -547,6 +548,7 @@ int weft_file_open_impl(weft_comm_t *comm, const char *filename, int amode, weft
     fh->shared_fd = -1;
     fh->amode     = amode;
     pthread_mutex_init(&fh->lock, NULL);
+    pthread_mutex_init(&fh->xfer_lock, NULL);
     fh->errhandler = weft_file_errhandler(MPI_FILE_NULL);
     weft_errhandler_retain(fh->errhandler);
     rc = weft_comm_dup_impl(comm, &dup);
@@ -600,6 +602,7 @@ int weft_file_close_impl(MPI_File *fh_p)
         return weft_error(MPI_ERR_FILE, "argument fh: invalid file%s",
                           fh_p && *fh_p == MPI_FILE_NULL ? " (null handle)" : "");
     }
+    weft_io_drain(fh); /* non-blocking transfers still queued (not waited for: erroneous, but no crash) */
     if (fh->fd >= 0 && close(fh->fd) != 0) {
         rc = weft_error(MPI_ERR_IO, "file \"%s\": close: %s", fh->path, strerror(errno));
     }

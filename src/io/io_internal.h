@@ -90,6 +90,8 @@ struct weft_file {
     void              *scratch[2];     /* two-phase buffers kept between calls */
     size_t             scratch_len[2]; /* (no page faults on every collective) */
     pthread_mutex_t    lock;      /* individual pointer updates */
+    pthread_mutex_t    xfer_lock; /* one transfer at a time (MPI thread vs the I/O worker) */
+    int                async_pending; /* queued non-blocking transfers (async.c) */
 };
 
 /* MPI_ERR_READ_ONLY unless the file was opened for writing. */
@@ -130,6 +132,18 @@ void *weft_io_scratch(weft_file_t *fh, int i, size_t len);
  * its local error class so far (the ranks agree on it first). */
 int weft_io_collective(weft_file_t *fh, int local_rc, int writing, const weft_io_seg_t *segs, int nseg,
                        char *data, MPI_Offset nbytes, MPI_Offset *done);
+
+/* access.c: independent transfer at view position pos (etypes), as the
+ * blocking calls do it; status gets the memory bytes moved. */
+int weft_io_transfer(weft_file_t *fh, int writing, MPI_Offset pos, void *buf, MPI_Count count,
+                     weft_datatype_t *dt, MPI_Offset nbytes, MPI_Status *status);
+
+/* async.c: queue an independent transfer for the I/O worker; *request
+ * completes when the data is in the file / in buf. */
+int  weft_io_post(weft_file_t *fh, int writing, MPI_Offset pos, void *buf, MPI_Count count, weft_datatype_t *dt,
+                  MPI_Offset nbytes, MPI_Request *request);
+/* Wait until the file has no queued transfers (close). */
+void weft_io_drain(weft_file_t *fh);
 
 /* file.c: shared file pointer (etypes), atomically fetched and advanced. */
 int weft_io_shared_fetch_add(weft_file_t *fh, MPI_Offset add, MPI_Offset *old);

@@ -223,9 +223,20 @@ static int aggregate(tp_t *t, piece_t *pieces, MPI_Count n, char *buf)
     return rc;
 }
 
+/* The worst error class of the ranks of comm (MPI_SUCCESS if none). */
+static int agree_rc(weft_comm_t *comm, int mine)
+{
+    int worst = mine;
+    if (comm->size > 1 && weft_allreduce_impl(&mine, &worst, 1, weft_datatype_from_handle(MPI_INT),
+                                              weft_op_from_handle(MPI_MAX), comm) != MPI_SUCCESS) {
+        return MPI_ERR_OTHER;
+    }
+    return worst;
+}
+
 static int round_exchange(tp_t *t, int r, int *io_rc)
 {
-    int        size = t->comm->size, rc;
+    int        size = t->comm->size, rc, local = MPI_SUCCESS;
     MPI_Count  npieces = 0, nbytes = 0;
     piece_t   *rpieces = NULL;
     char      *rdata   = NULL;
@@ -258,7 +269,8 @@ static int round_exchange(tp_t *t, int r, int *io_rc)
                     pos0 = s->pos + (st - s->off);
                 }
                 if ((rc = add_piece(t, st, en - st)) != MPI_SUCCESS) {
-                    return rc;
+                    local = rc; /* still exchange (empty) counts and agree below */
+                    break;
                 }
                 bytes += en - st;
             }
@@ -277,6 +289,9 @@ static int round_exchange(tp_t *t, int r, int *io_rc)
         t->dc_s[dest]             = bytes;
         t->dd_s[dest]             = pos0 < 0 ? 0 : (MPI_Aint)pos0;
     }
+    if (local != MPI_SUCCESS) {
+        memset(t->cnt_send, 0, 2 * size * sizeof(MPI_Count));
+    }
     rc = weft_alltoall_impl(t->cnt_send, 2 * sizeof(MPI_Count), byte_t(), t->cnt_recv, 2 * sizeof(MPI_Count),
                             byte_t(), t->comm);
     if (rc != MPI_SUCCESS) {
@@ -290,11 +305,21 @@ static int round_exchange(tp_t *t, int r, int *io_rc)
         npieces += t->cnt_recv[2 * s];
         nbytes += t->cnt_recv[2 * s + 1];
     }
-    rpieces = malloc((npieces ? npieces : 1) * sizeof(piece_t));
-    rdata   = weft_io_scratch(t->fh, 1, nbytes ? (size_t)nbytes : 1);
-    if (!rpieces || !rdata) {
+    if (local == MPI_SUCCESS) {
+        rpieces = malloc((npieces ? npieces : 1) * sizeof(piece_t));
+        rdata   = weft_io_scratch(t->fh, 1, nbytes ? (size_t)nbytes : 1);
+        if (!rpieces || !rdata) {
+            local = weft_error(MPI_ERR_NO_MEM, "cannot allocate %lld bytes for collective I/O",
+                               (long long)nbytes);
+        }
+    }
+    /* Out of memory on any rank: every rank leaves this round with an error
+     * (the data exchanges below would otherwise wait for it forever). */
+    if ((rc = agree_rc(t->comm, local)) != MPI_SUCCESS) {
         free(rpieces);
-        return weft_error(MPI_ERR_NO_MEM, "cannot allocate %lld bytes for collective I/O", (long long)nbytes);
+        return local != MPI_SUCCESS ? local
+                                    : weft_error(rc, "file \"%s\": collective I/O failed on another rank (%s)",
+                                                 t->fh->path, rc == MPI_ERR_NO_MEM ? "out of memory" : "error");
     }
     rc = weft_alltoallv_c_impl(t->my_pieces, t->mc_s, t->md_s, byte_t(), rpieces, t->mc_r, t->md_r, byte_t(),
                                t->comm);
@@ -464,6 +489,11 @@ int weft_io_collective(weft_file_t *fh, int local_rc, int writing, const weft_io
         t.dsize          = share; /* domain a: [first + a*share, +share) clipped to hi */
         t.lo    = first;
         rc      = alloc_round_buffers(&t);
+    }
+    /* A rank that could not set up must not leave the others in the rounds. */
+    worst = agree_rc(comm, rc);
+    if (rc == MPI_SUCCESS && worst != MPI_SUCCESS) {
+        rc = weft_error((int)worst, "file \"%s\": collective I/O could not start on another rank", fh->path);
     }
     if (rc == MPI_SUCCESS) {
         for (int a = 0; a < t.nagg; a++) {

@@ -117,9 +117,7 @@ MPI_Offset weft_io_file_bytes(const weft_io_view_t *v, const weft_datatype_t *dt
     case WEFT_DREP_NATIVE:
         return (MPI_Offset)(dt->size * count);
     case WEFT_DREP_EXTERNAL32:
-        /* Only types whose external32 size equals the native one: the view
-         * layout is then the same in both representations. */
-        return weft_dt_ext32_size(dt) == dt->size ? (MPI_Offset)(dt->size * count) : -1;
+        return (MPI_Offset)(weft_dt_ext32_size(dt) * count);
     case WEFT_DREP_USER:
         e = user_elem_bytes(v->user, dt);
         return e < 0 ? -1 : e * count;
@@ -253,6 +251,45 @@ static int flatten(weft_io_view_t *v, const weft_datatype_t *ft)
     return MPI_SUCCESS;
 }
 
+/* external32 sizes that differ from the native ones (long double, MPI_LONG
+ * on LP64, wchar_t...): the filetype is laid out in native bytes, the file in
+ * external32 bytes. For a portable filetype (MPI-4 13.5.1: built from etypes,
+ * displacements in multiples of the etype's extent) every native offset maps
+ * to offset / native_size * external32_size; the view's blocks and tiles are
+ * rescaled so the engine works in file bytes from here on. Other filetypes
+ * have no defined file layout: MPI_ERR_UNSUPPORTED_DATAREP. */
+static int scale_to_external32(weft_io_view_t *v, const weft_datatype_t *etype, const weft_datatype_t *filetype)
+{
+    MPI_Count n = etype->size, e = weft_dt_ext32_size(etype);
+
+    if (e == n) {
+        return MPI_SUCCESS;
+    }
+    if (weft_dt_ext32_size(filetype) * n != filetype->size * e || v->tile_ext % n != 0) {
+        return weft_error(MPI_ERR_UNSUPPORTED_DATAREP,
+                          "argument filetype: with datarep \"external32\" the etype's size differs from native "
+                          "(%lld vs %lld bytes), so the filetype must be built from that etype (extent a multiple "
+                          "of it)",
+                          (long long)e, (long long)n);
+    }
+    for (int i = 0; i < v->nblocks; i++) {
+        if (v->blk_off[i] % n != 0 || v->blk_len[i] % n != 0) {
+            return weft_error(MPI_ERR_UNSUPPORTED_DATAREP,
+                              "argument filetype: block %d at byte %lld is not on an etype boundary, so it has "
+                              "no external32 layout",
+                              i, (long long)v->blk_off[i]);
+        }
+        v->blk_off[i] = v->blk_off[i] / n * e;
+        v->blk_len[i] = v->blk_len[i] / n * e;
+    }
+    for (int i = 0; i <= v->nblocks; i++) {
+        v->blk_pre[i] = v->blk_pre[i] / n * e;
+    }
+    v->tile_size = v->tile_size / n * e;
+    v->tile_ext  = v->tile_ext / n * e;
+    return MPI_SUCCESS;
+}
+
 int weft_io_view_set(weft_file_t *fh, MPI_Offset disp, weft_datatype_t *etype,
                      weft_datatype_t *filetype, const char *datarep)
 {
@@ -321,7 +358,8 @@ int weft_io_view_set(weft_file_t *fh, MPI_Offset disp, weft_datatype_t *etype,
         v.blk_pre[0] = 0;
         v.blk_pre[1] = v.tile_size;
         v.contig     = 1;
-    } else if ((rc = flatten(&v, filetype)) != MPI_SUCCESS) {
+    } else if ((rc = flatten(&v, filetype)) != MPI_SUCCESS ||
+               (v.drep == WEFT_DREP_EXTERNAL32 && (rc = scale_to_external32(&v, etype, filetype)) != MPI_SUCCESS)) {
         weft_io_view_free(&v);
         return rc;
     }

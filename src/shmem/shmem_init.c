@@ -7,6 +7,7 @@
  * The allocator is deterministic: every PE runs the same first-fit over the
  * same sequence of collective calls, so every PE gets the same offset. */
 #include "shmem/shmem_internal.h"
+#include "core/runtime.h"
 #include "util/tunables.h"
 
 #include <sched.h>
@@ -19,7 +20,8 @@ struct weft_shmem_state weft_shmem;
 static struct weft_shmem_team team_world, team_shared;
 shmem_team_t SHMEM_TEAM_WORLD = &team_world;
 shmem_team_t SHMEM_TEAM_SHARED = &team_shared;
-shmem_ctx_t SHMEM_CTX_DEFAULT = (shmem_ctx_t)&team_world;
+struct weft_shmem_ctx weft_shmem_ctx_default = {WEFT_SHMEM_CTX_MAGIC, 0, &team_world, 0};
+shmem_ctx_t SHMEM_CTX_DEFAULT = &weft_shmem_ctx_default;
 
 void weft_shmem_fail(const char *call, const char *fmt, ...)
 {
@@ -56,13 +58,16 @@ void *weft_shmem_remote(const char *call, const void *addr, size_t bytes, int pe
     }
     const char *base = weft_shmem.heap_base[weft_shmem.my_pe];
     const char *p = addr;
-    if (p < base || p > base + weft_shmem.heap_size || bytes > (size_t)(base + weft_shmem.heap_size - p)) {
-        weft_shmem_fail(call,
-                        "address %p (+%zu bytes) is not in the symmetric heap; global/static data is "
-                        "not symmetric in Weft yet, allocate it with shmem_malloc",
-                        addr, bytes);
+    if (p >= base && p <= base + weft_shmem.heap_size && bytes <= (size_t)(base + weft_shmem.heap_size - p)) {
+        return weft_shmem.heap_base[pe] + (p - base);
     }
-    return weft_shmem.heap_base[pe] + (p - base);
+    void *global = weft_shmem_data_remote(addr, bytes, pe);
+    if (global) {
+        return global;
+    }
+    const char *why = weft_shmem_data_why_not();
+    weft_shmem_fail(call, "address %p (+%zu bytes) is not in the symmetric heap nor in global/static data%s%s%s",
+                    addr, bytes, why ? " (global data is not symmetric: " : "", why ? why : "", why ? ")" : "");
 }
 
 /* --- deterministic heap allocator ---------------------------------------------- */
@@ -289,16 +294,19 @@ int shmem_init_thread(int requested, int *provided)
         weft_shmem_fail("shmem_init_thread", "requested thread level %d is not a SHMEM_THREAD_* value",
                         requested);
     }
-    int up = 0, mpi_provided = MPI_THREAD_SINGLE;
-    PMPI_Initialized(&up);
-    if (!up) {
-        if (PMPI_Init_thread(NULL, NULL, thread_to_mpi[requested], &mpi_provided) != MPI_SUCCESS) {
+    int mpi_provided = MPI_THREAD_SINGLE;
+    if (weft_runtime.state == WEFT_STATE_FINALIZED || weft_runtime.mpi_finalize_deferred) {
+        weft_shmem_fail("shmem_init", "called after MPI_Finalize: the shared runtime is down");
+    }
+    if (weft_runtime.state == WEFT_STATE_UNINITIALIZED) {
+        if (weft_runtime_init(thread_to_mpi[requested], &mpi_provided) != MPI_SUCCESS) {
             weft_shmem_fail("shmem_init", "MPI initialisation underneath failed");
         }
-        weft_shmem.owns_mpi = true;
+        weft_runtime.world_by_shmem = 1; /* a later MPI_Init joins this runtime */
     } else {
         PMPI_Query_thread(&mpi_provided);
     }
+    weft_runtime.shmem_up = 1;
     provided_level = SHMEM_THREAD_SINGLE;
     for (int i = 0; i < 4; i++) {
         if (thread_to_mpi[i] == mpi_provided) {
@@ -341,6 +349,7 @@ int shmem_init_thread(int requested, int *provided)
         PMPI_Win_shared_query(weft_shmem.heap_win, pe, &sz, &disp, &weft_shmem.heap_base[pe]);
     }
     heap_reset(weft_shmem.heap_size);
+    weft_shmem_data_setup(world);
     PMPI_Barrier(world);
     if (provided) {
         *provided = provided_level;
@@ -379,6 +388,8 @@ void shmem_finalize(void)
     }
     shmem_barrier_all();
     PMPI_Win_free(&weft_shmem.heap_win);
+    weft_shmem_data_teardown();
+    weft_shmem_active_sets_free();
     team_release(&team_shared);
     team_release(&team_world);
     free(weft_shmem.heap_base);
@@ -386,13 +397,13 @@ void shmem_finalize(void)
     free(blocks);
     blocks = NULL;
     weft_shmem.initialized = false;
-    if (weft_shmem.owns_mpi) {
-        int down = 0;
-        PMPI_Finalized(&down);
-        if (!down) {
-            PMPI_Finalize();
-        }
-        weft_shmem.owns_mpi = false;
+    weft_runtime.shmem_up = 0;
+    if (weft_runtime.world_by_shmem || weft_runtime.mpi_finalize_deferred) {
+        /* the program's MPI has ended (or never started): the last model out
+         * takes the runtime down */
+        weft_runtime.world_by_shmem = 0;
+        weft_runtime.mpi_finalize_deferred = 0;
+        PMPI_Finalize();
     }
 }
 
@@ -435,8 +446,11 @@ int shmem_addr_accessible(const void *addr, int pe)
 {
     weft_shmem_check_init("shmem_addr_accessible");
     const char *base = weft_shmem.heap_base[weft_shmem.my_pe];
-    return shmem_pe_accessible(pe) && (const char *)addr >= base &&
-           (const char *)addr < base + weft_shmem.heap_size;
+    if (!shmem_pe_accessible(pe)) {
+        return 0;
+    }
+    return ((const char *)addr >= base && (const char *)addr < base + weft_shmem.heap_size) ||
+           weft_shmem_data_remote(addr, 1, pe) != NULL;
 }
 
 void *shmem_ptr(const void *dest, int pe)

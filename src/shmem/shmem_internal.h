@@ -17,11 +17,24 @@ struct weft_shmem_team {
     MPI_Comm comm;
     int my_pe, n_pes;
     int *world_pe; /* team PE index -> PE number in SHMEM_TEAM_WORLD */
+    int n_contexts; /* live contexts made from this team */
 };
+
+/* A context: its own ordering/completion domain. Within a node every
+ * operation is complete when it returns, so a context needs no queue of its
+ * own; it carries the team whose PE numbering its operations use and the
+ * creation options (SHMEM_CTX_PRIVATE binds it to the creating thread). */
+struct weft_shmem_ctx {
+    unsigned magic; /* WEFT_SHMEM_CTX_MAGIC while alive: catches destroyed or stray handles */
+    long options;
+    struct weft_shmem_team *team;
+    unsigned long owner; /* pthread_self() of the creator, checked for SHMEM_CTX_PRIVATE */
+};
+#define WEFT_SHMEM_CTX_MAGIC 0x5eedc7c7u
+extern struct weft_shmem_ctx weft_shmem_ctx_default;
 
 struct weft_shmem_state {
     bool initialized;
-    bool owns_mpi; /* shmem_init initialised MPI, so shmem_finalize finalizes it */
     int my_pe, n_pes;
     MPI_Win heap_win;   /* the node segment: one slice per PE */
     char **heap_base;   /* heap_base[pe]: PE pe's slice, mapped in this process */
@@ -37,9 +50,34 @@ _Noreturn void weft_shmem_fail(const char *call, const char *fmt, ...)
  * aborts naming call when addr is not symmetric or pe is out of range. */
 void *weft_shmem_remote(const char *call, const void *addr, size_t bytes, int pe);
 
+/* Global/static data (shmem_data.c): set up at init, torn down at finalize.
+ * weft_shmem_data_remote returns NULL when addr..addr+bytes is not global data
+ * (or global data is not symmetric: weft_shmem_data_why_not says why). */
+void weft_shmem_data_setup(MPI_Comm world);
+void weft_shmem_data_teardown(void);
+void *weft_shmem_data_remote(const void *addr, size_t bytes, int pe);
+const char *weft_shmem_data_why_not(void);
+
+/* Frees the cached teams of the deprecated active-set collectives (finalize). */
+void weft_shmem_active_sets_free(void);
+
 /* Wait-policy backoff for polling loops: spins a little, then yields the CPU
  * (8 PEs on 2 cores must make progress). */
 void weft_shmem_backoff(unsigned *spins);
+
+/* Checks ctx (valid handle, owning thread for SHMEM_CTX_PRIVATE) and returns
+ * pe, numbered in ctx's team, as a PE number in SHMEM_TEAM_WORLD. */
+int weft_shmem_ctx_pe(const char *call, shmem_ctx_t ctx, int pe);
+void weft_shmem_ctx_check(const char *call, shmem_ctx_t ctx);
+
+static inline void *weft_shmem_remote_ctx(const char *call, shmem_ctx_t ctx, const void *addr, size_t bytes,
+                                          int pe)
+{
+    if (ctx != &weft_shmem_ctx_default) {
+        pe = weft_shmem_ctx_pe(call, ctx, pe);
+    }
+    return weft_shmem_remote(call, addr, bytes, pe);
+}
 
 static inline void weft_shmem_check_init(const char *call)
 {

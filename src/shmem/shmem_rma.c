@@ -12,39 +12,40 @@
 
 #include "util/fence.h"
 
-#define REMOTE(call, addr, bytes, pe) weft_shmem_remote(call, addr, bytes, pe)
+#define REMOTE(call, ctx, addr, bytes, pe) weft_shmem_remote_ctx(call, ctx, addr, bytes, pe)
 
-static void put_bytes(const char *call, void *dest, const void *src, size_t bytes, int pe)
+static void put_bytes(const char *call, shmem_ctx_t ctx, void *dest, const void *src, size_t bytes, int pe)
 {
-    memcpy(REMOTE(call, dest, bytes, pe), src, bytes);
+    memcpy(REMOTE(call, ctx, dest, bytes, pe), src, bytes);
 }
 
-static void get_bytes(const char *call, void *dest, const void *src, size_t bytes, int pe)
+static void get_bytes(const char *call, shmem_ctx_t ctx, void *dest, const void *src, size_t bytes, int pe)
 {
-    memcpy(dest, REMOTE(call, src, bytes, pe), bytes);
+    memcpy(dest, REMOTE(call, ctx, src, bytes, pe), bytes);
 }
 
-static void strided_put(const char *call, char *dest, const char *src, ptrdiff_t dst, ptrdiff_t sst,
-                        size_t nelems, size_t esize, int pe)
+static void strided_put(const char *call, shmem_ctx_t ctx, char *dest, const char *src, ptrdiff_t dst,
+                        ptrdiff_t sst, size_t nelems, size_t esize, int pe)
 {
     for (size_t i = 0; i < nelems; i++) {
-        put_bytes(call, dest + (ptrdiff_t)i * dst * (ptrdiff_t)esize, src + (ptrdiff_t)i * sst * (ptrdiff_t)esize,
-                  esize, pe);
+        put_bytes(call, ctx, dest + (ptrdiff_t)i * dst * (ptrdiff_t)esize,
+                  src + (ptrdiff_t)i * sst * (ptrdiff_t)esize, esize, pe);
     }
 }
 
-static void strided_get(const char *call, char *dest, const char *src, ptrdiff_t dst, ptrdiff_t sst,
-                        size_t nelems, size_t esize, int pe)
+static void strided_get(const char *call, shmem_ctx_t ctx, char *dest, const char *src, ptrdiff_t dst,
+                        ptrdiff_t sst, size_t nelems, size_t esize, int pe)
 {
     for (size_t i = 0; i < nelems; i++) {
-        get_bytes(call, dest + (ptrdiff_t)i * dst * (ptrdiff_t)esize, src + (ptrdiff_t)i * sst * (ptrdiff_t)esize,
-                  esize, pe);
+        get_bytes(call, ctx, dest + (ptrdiff_t)i * dst * (ptrdiff_t)esize,
+                  src + (ptrdiff_t)i * sst * (ptrdiff_t)esize, esize, pe);
     }
 }
 
-static void signal_update(const char *call, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+static void signal_update(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int sig_op,
+                          int pe)
 {
-    uint64_t *sig = REMOTE(call, sig_addr, sizeof *sig, pe);
+    uint64_t *sig = REMOTE(call, ctx, sig_addr, sizeof *sig, pe);
     weft_release_fence(); /* the data is visible before the signal */
     if (sig_op == SHMEM_SIGNAL_SET) {
         __atomic_store_n(sig, signal, __ATOMIC_SEQ_CST);
@@ -55,11 +56,11 @@ static void signal_update(const char *call, uint64_t *sig_addr, uint64_t signal,
     }
 }
 
-static void put_signal(const char *call, void *dest, const void *src, size_t bytes, uint64_t *sig_addr,
-                       uint64_t signal, int sig_op, int pe)
+static void put_signal(const char *call, shmem_ctx_t ctx, void *dest, const void *src, size_t bytes,
+                       uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-    put_bytes(call, dest, src, bytes, pe);
-    signal_update(call, sig_addr, signal, sig_op, pe);
+    put_bytes(call, ctx, dest, src, bytes, pe);
+    signal_update(call, ctx, sig_addr, signal, sig_op, pe);
 }
 
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
@@ -67,208 +68,143 @@ uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
     return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
 }
 
-#define DEF_RMA(N, T)                                                                              \
-    void shmem_##N##_put(T *dest, const T *src, size_t nelems, int pe)                            \
+/* Every call exists twice: shmem_ctx_X(ctx, ...) and shmem_X(...) on
+ * SHMEM_CTX_DEFAULT. CTX_PAIR defines both from one body; the body sees ctx
+ * and call (the name the program used, for messages). */
+#define CTX_PAIR(RET, NAME, PARAMS, ARGS, BODY)                                                     \
+    static inline RET NAME##_impl(const char *call, shmem_ctx_t ctx, WEFT_UNPAREN PARAMS) BODY      \
+    RET shmem_ctx_##NAME(shmem_ctx_t ctx, WEFT_UNPAREN PARAMS)                                     \
     {                                                                                             \
-        put_bytes("shmem_" #N "_put", dest, src, nelems * sizeof(T), pe);                         \
+        return NAME##_impl("shmem_ctx_" #NAME, ctx, WEFT_UNPAREN ARGS);                            \
     }                                                                                             \
-    void shmem_##N##_get(T *dest, const T *src, size_t nelems, int pe)                            \
+    RET shmem_##NAME(WEFT_UNPAREN PARAMS)                                                         \
     {                                                                                             \
-        get_bytes("shmem_" #N "_get", dest, src, nelems * sizeof(T), pe);                         \
-    }                                                                                             \
-    void shmem_##N##_put_nbi(T *dest, const T *src, size_t nelems, int pe)                        \
-    {                                                                                             \
-        put_bytes("shmem_" #N "_put_nbi", dest, src, nelems * sizeof(T), pe);                     \
-    }                                                                                             \
-    void shmem_##N##_get_nbi(T *dest, const T *src, size_t nelems, int pe)                        \
-    {                                                                                             \
-        get_bytes("shmem_" #N "_get_nbi", dest, src, nelems * sizeof(T), pe);                     \
-    }                                                                                             \
-    void shmem_##N##_p(T *dest, T value, int pe)                                                  \
-    {                                                                                             \
-        *(T *)REMOTE("shmem_" #N "_p", dest, sizeof(T), pe) = value;                              \
-    }                                                                                             \
-    T shmem_##N##_g(const T *src, int pe)                                                         \
-    {                                                                                             \
-        return *(const T *)REMOTE("shmem_" #N "_g", src, sizeof(T), pe);                          \
-    }                                                                                             \
-    void shmem_##N##_iput(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,     \
-                          int pe)                                                                 \
-    {                                                                                             \
-        strided_put("shmem_" #N "_iput", (char *)dest, (const char *)src, dst, sst, nelems,       \
-                    sizeof(T), pe);                                                               \
-    }                                                                                             \
-    void shmem_##N##_iget(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,     \
-                          int pe)                                                                 \
-    {                                                                                             \
-        strided_get("shmem_" #N "_iget", (char *)dest, (const char *)src, dst, sst, nelems,       \
-                    sizeof(T), pe);                                                               \
-    }                                                                                             \
-    void shmem_##N##_put_signal(T *dest, const T *src, size_t nelems, uint64_t *sig_addr,         \
-                                uint64_t signal, int sig_op, int pe)                              \
-    {                                                                                             \
-        put_signal("shmem_" #N "_put_signal", dest, src, nelems * sizeof(T), sig_addr, signal,    \
-                   sig_op, pe);                                                                   \
-    }                                                                                             \
-    void shmem_##N##_put_signal_nbi(T *dest, const T *src, size_t nelems, uint64_t *sig_addr,     \
-                                    uint64_t signal, int sig_op, int pe)                          \
-    {                                                                                             \
-        put_signal("shmem_" #N "_put_signal_nbi", dest, src, nelems * sizeof(T), sig_addr,        \
-                   signal, sig_op, pe);                                                           \
+        return NAME##_impl("shmem_" #NAME, SHMEM_CTX_DEFAULT, WEFT_UNPAREN ARGS);                  \
     }
+#define WEFT_UNPAREN(...) __VA_ARGS__
+
+#define DEF_RMA(N, T)                                                                              \
+    CTX_PAIR(void, N##_put, (T * dest, const T *src, size_t nelems, int pe), (dest, src, nelems, pe), \
+             { put_bytes(call, ctx, dest, src, nelems * sizeof(T), pe); })                         \
+    CTX_PAIR(void, N##_get, (T * dest, const T *src, size_t nelems, int pe), (dest, src, nelems, pe), \
+             { get_bytes(call, ctx, dest, src, nelems * sizeof(T), pe); })                         \
+    CTX_PAIR(void, N##_put_nbi, (T * dest, const T *src, size_t nelems, int pe),                   \
+             (dest, src, nelems, pe), { put_bytes(call, ctx, dest, src, nelems * sizeof(T), pe); }) \
+    CTX_PAIR(void, N##_get_nbi, (T * dest, const T *src, size_t nelems, int pe),                   \
+             (dest, src, nelems, pe), { get_bytes(call, ctx, dest, src, nelems * sizeof(T), pe); }) \
+    CTX_PAIR(void, N##_p, (T * dest, T value, int pe), (dest, value, pe),                          \
+             { *(T *)REMOTE(call, ctx, dest, sizeof(T), pe) = value; })                            \
+    CTX_PAIR(T, N##_g, (const T *src, int pe), (src, pe),                                          \
+             { return *(const T *)REMOTE(call, ctx, src, sizeof(T), pe); })                        \
+    CTX_PAIR(void, N##_iput, (T * dest, const T *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe), \
+             (dest, src, dst, sst, nelems, pe),                                                    \
+             { strided_put(call, ctx, (char *)dest, (const char *)src, dst, sst, nelems, sizeof(T), pe); }) \
+    CTX_PAIR(void, N##_iget, (T * dest, const T *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe), \
+             (dest, src, dst, sst, nelems, pe),                                                    \
+             { strided_get(call, ctx, (char *)dest, (const char *)src, dst, sst, nelems, sizeof(T), pe); }) \
+    CTX_PAIR(void, N##_put_signal,                                                                 \
+             (T * dest, const T *src, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe), \
+             (dest, src, nelems, sig_addr, signal, sig_op, pe),                                    \
+             { put_signal(call, ctx, dest, src, nelems * sizeof(T), sig_addr, signal, sig_op, pe); }) \
+    CTX_PAIR(void, N##_put_signal_nbi,                                                             \
+             (T * dest, const T *src, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe), \
+             (dest, src, nelems, sig_addr, signal, sig_op, pe),                                    \
+             { put_signal(call, ctx, dest, src, nelems * sizeof(T), sig_addr, signal, sig_op, pe); })
 WEFT_SHMEM_RMA_TYPES(DEF_RMA)
 
 #define DEF_SIZED(B, S)                                                                            \
-    void shmem_put##B(void *dest, const void *src, size_t nelems, int pe)                         \
-    {                                                                                             \
-        put_bytes("shmem_put" #B, dest, src, nelems * (S), pe);                                   \
-    }                                                                                             \
-    void shmem_get##B(void *dest, const void *src, size_t nelems, int pe)                         \
-    {                                                                                             \
-        get_bytes("shmem_get" #B, dest, src, nelems * (S), pe);                                   \
-    }                                                                                             \
-    void shmem_put##B##_nbi(void *dest, const void *src, size_t nelems, int pe)                   \
-    {                                                                                             \
-        put_bytes("shmem_put" #B "_nbi", dest, src, nelems * (S), pe);                            \
-    }                                                                                             \
-    void shmem_get##B##_nbi(void *dest, const void *src, size_t nelems, int pe)                   \
-    {                                                                                             \
-        get_bytes("shmem_get" #B "_nbi", dest, src, nelems * (S), pe);                            \
-    }                                                                                             \
-    void shmem_iput##B(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,  \
-                       int pe)                                                                    \
-    {                                                                                             \
-        strided_put("shmem_iput" #B, dest, src, dst, sst, nelems, (S), pe);                       \
-    }                                                                                             \
-    void shmem_iget##B(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,  \
-                       int pe)                                                                    \
-    {                                                                                             \
-        strided_get("shmem_iget" #B, dest, src, dst, sst, nelems, (S), pe);                       \
-    }                                                                                             \
-    void shmem_put##B##_signal(void *dest, const void *src, size_t nelems, uint64_t *sig_addr,    \
-                               uint64_t signal, int sig_op, int pe)                               \
-    {                                                                                             \
-        put_signal("shmem_put" #B "_signal", dest, src, nelems * (S), sig_addr, signal, sig_op,   \
-                   pe);                                                                           \
-    }                                                                                             \
-    void shmem_put##B##_signal_nbi(void *dest, const void *src, size_t nelems,                    \
-                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)       \
-    {                                                                                             \
-        put_signal("shmem_put" #B "_signal_nbi", dest, src, nelems * (S), sig_addr, signal,       \
-                   sig_op, pe);                                                                   \
-    }
+    CTX_PAIR(void, put##B, (void *dest, const void *src, size_t nelems, int pe), (dest, src, nelems, pe), \
+             { put_bytes(call, ctx, dest, src, nelems * (S), pe); })                               \
+    CTX_PAIR(void, get##B, (void *dest, const void *src, size_t nelems, int pe), (dest, src, nelems, pe), \
+             { get_bytes(call, ctx, dest, src, nelems * (S), pe); })                               \
+    CTX_PAIR(void, put##B##_nbi, (void *dest, const void *src, size_t nelems, int pe),             \
+             (dest, src, nelems, pe), { put_bytes(call, ctx, dest, src, nelems * (S), pe); })       \
+    CTX_PAIR(void, get##B##_nbi, (void *dest, const void *src, size_t nelems, int pe),             \
+             (dest, src, nelems, pe), { get_bytes(call, ctx, dest, src, nelems * (S), pe); })       \
+    CTX_PAIR(void, iput##B, (void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe), \
+             (dest, src, dst, sst, nelems, pe), { strided_put(call, ctx, dest, src, dst, sst, nelems, (S), pe); }) \
+    CTX_PAIR(void, iget##B, (void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe), \
+             (dest, src, dst, sst, nelems, pe), { strided_get(call, ctx, dest, src, dst, sst, nelems, (S), pe); }) \
+    CTX_PAIR(void, put##B##_signal,                                                                \
+             (void *dest, const void *src, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe), \
+             (dest, src, nelems, sig_addr, signal, sig_op, pe),                                    \
+             { put_signal(call, ctx, dest, src, nelems * (S), sig_addr, signal, sig_op, pe); })    \
+    CTX_PAIR(void, put##B##_signal_nbi,                                                            \
+             (void *dest, const void *src, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe), \
+             (dest, src, nelems, sig_addr, signal, sig_op, pe),                                    \
+             { put_signal(call, ctx, dest, src, nelems * (S), sig_addr, signal, sig_op, pe); })
 WEFT_SHMEM_SIZES(DEF_SIZED)
-
-void shmem_putmem(void *dest, const void *src, size_t nelems, int pe)
-{
-    put_bytes("shmem_putmem", dest, src, nelems, pe);
-}
-void shmem_getmem(void *dest, const void *src, size_t nelems, int pe)
-{
-    get_bytes("shmem_getmem", dest, src, nelems, pe);
-}
-void shmem_putmem_nbi(void *dest, const void *src, size_t nelems, int pe)
-{
-    put_bytes("shmem_putmem_nbi", dest, src, nelems, pe);
-}
-void shmem_getmem_nbi(void *dest, const void *src, size_t nelems, int pe)
-{
-    get_bytes("shmem_getmem_nbi", dest, src, nelems, pe);
-}
-void shmem_putmem_signal(void *dest, const void *src, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                         int sig_op, int pe)
-{
-    put_signal("shmem_putmem_signal", dest, src, nelems, sig_addr, signal, sig_op, pe);
-}
-void shmem_putmem_signal_nbi(void *dest, const void *src, size_t nelems, uint64_t *sig_addr,
-                             uint64_t signal, int sig_op, int pe)
-{
-    put_signal("shmem_putmem_signal_nbi", dest, src, nelems, sig_addr, signal, sig_op, pe);
-}
+CTX_PAIR(void, putmem, (void *dest, const void *src, size_t nelems, int pe), (dest, src, nelems, pe),
+         { put_bytes(call, ctx, dest, src, nelems, pe); })
+CTX_PAIR(void, getmem, (void *dest, const void *src, size_t nelems, int pe), (dest, src, nelems, pe),
+         { get_bytes(call, ctx, dest, src, nelems, pe); })
+CTX_PAIR(void, putmem_nbi, (void *dest, const void *src, size_t nelems, int pe), (dest, src, nelems, pe),
+         { put_bytes(call, ctx, dest, src, nelems, pe); })
+CTX_PAIR(void, getmem_nbi, (void *dest, const void *src, size_t nelems, int pe), (dest, src, nelems, pe),
+         { get_bytes(call, ctx, dest, src, nelems, pe); })
+CTX_PAIR(void, putmem_signal,
+         (void *dest, const void *src, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe),
+         (dest, src, nelems, sig_addr, signal, sig_op, pe),
+         { put_signal(call, ctx, dest, src, nelems, sig_addr, signal, sig_op, pe); })
+CTX_PAIR(void, putmem_signal_nbi,
+         (void *dest, const void *src, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe),
+         (dest, src, nelems, sig_addr, signal, sig_op, pe),
+         { put_signal(call, ctx, dest, src, nelems, sig_addr, signal, sig_op, pe); })
 
 /* --- atomics --------------------------------------------------------------------- */
 #define SC __ATOMIC_SEQ_CST
-#define AMO_TARGET(N, OP, T, dest, pe) ((T *)REMOTE("shmem_" #N "_atomic_" #OP, dest, sizeof(T), pe))
+#define AMO_TARGET(T, dest, pe) ((T *)REMOTE(call, ctx, dest, sizeof(T), pe))
 
 #define DEF_AMO_EXT(N, T)                                                                          \
-    T shmem_##N##_atomic_fetch(const T *source, int pe)                                           \
-    {                                                                                             \
+    CTX_PAIR(T, N##_atomic_fetch, (const T *source, int pe), (source, pe), {                       \
         T r;                                                                                      \
-        __atomic_load(AMO_TARGET(N, fetch, T, source, pe), &r, SC);                               \
+        __atomic_load(AMO_TARGET(T, source, pe), &r, SC);                                         \
         return r;                                                                                 \
-    }                                                                                             \
-    void shmem_##N##_atomic_set(T *dest, T value, int pe)                                         \
-    {                                                                                             \
-        __atomic_store(AMO_TARGET(N, set, T, dest, pe), &value, SC);                              \
-    }                                                                                             \
-    T shmem_##N##_atomic_swap(T *dest, T value, int pe)                                           \
-    {                                                                                             \
+    })                                                                                            \
+    CTX_PAIR(void, N##_atomic_set, (T * dest, T value, int pe), (dest, value, pe),                 \
+             { __atomic_store(AMO_TARGET(T, dest, pe), &value, SC); })                             \
+    CTX_PAIR(T, N##_atomic_swap, (T * dest, T value, int pe), (dest, value, pe), {                 \
         T r;                                                                                      \
-        __atomic_exchange(AMO_TARGET(N, swap, T, dest, pe), &value, &r, SC);                      \
+        __atomic_exchange(AMO_TARGET(T, dest, pe), &value, &r, SC);                               \
         return r;                                                                                 \
-    }                                                                                             \
-    void shmem_##N##_atomic_fetch_nbi(T *fetch, const T *source, int pe)                          \
-    {                                                                                             \
-        __atomic_load(AMO_TARGET(N, fetch_nbi, T, source, pe), fetch, SC);                        \
-    }                                                                                             \
-    void shmem_##N##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe)                          \
-    {                                                                                             \
-        __atomic_exchange(AMO_TARGET(N, swap_nbi, T, dest, pe), &value, fetch, SC);               \
-    }
+    })                                                                                            \
+    CTX_PAIR(void, N##_atomic_fetch_nbi, (T * fetch, const T *source, int pe), (fetch, source, pe), \
+             { __atomic_load(AMO_TARGET(T, source, pe), fetch, SC); })                             \
+    CTX_PAIR(void, N##_atomic_swap_nbi, (T * fetch, T * dest, T value, int pe), (fetch, dest, value, pe), \
+             { __atomic_exchange(AMO_TARGET(T, dest, pe), &value, fetch, SC); })
 WEFT_SHMEM_AMO_EXT_TYPES(DEF_AMO_EXT)
 
 #define DEF_AMO_STD(N, T)                                                                          \
-    T shmem_##N##_atomic_compare_swap(T *dest, T cond, T value, int pe)                           \
-    {                                                                                             \
-        __atomic_compare_exchange_n(AMO_TARGET(N, compare_swap, T, dest, pe), &cond, value, 0,    \
-                                    SC, SC);                                                      \
+    CTX_PAIR(T, N##_atomic_compare_swap, (T * dest, T cond, T value, int pe), (dest, cond, value, pe), { \
+        __atomic_compare_exchange_n(AMO_TARGET(T, dest, pe), &cond, value, 0, SC, SC);            \
         return cond; /* the old value either way */                                               \
-    }                                                                                             \
-    T shmem_##N##_atomic_fetch_inc(T *dest, int pe)                                               \
-    {                                                                                             \
-        return __atomic_fetch_add(AMO_TARGET(N, fetch_inc, T, dest, pe), (T)1, SC);               \
-    }                                                                                             \
-    void shmem_##N##_atomic_inc(T *dest, int pe)                                                  \
-    {                                                                                             \
-        __atomic_fetch_add(AMO_TARGET(N, inc, T, dest, pe), (T)1, SC);                            \
-    }                                                                                             \
-    T shmem_##N##_atomic_fetch_add(T *dest, T value, int pe)                                      \
-    {                                                                                             \
-        return __atomic_fetch_add(AMO_TARGET(N, fetch_add, T, dest, pe), value, SC);              \
-    }                                                                                             \
-    void shmem_##N##_atomic_add(T *dest, T value, int pe)                                         \
-    {                                                                                             \
-        __atomic_fetch_add(AMO_TARGET(N, add, T, dest, pe), value, SC);                           \
-    }                                                                                             \
-    void shmem_##N##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe)          \
-    {                                                                                             \
-        __atomic_compare_exchange_n(AMO_TARGET(N, compare_swap_nbi, T, dest, pe), &cond, value,   \
-                                    0, SC, SC);                                                   \
-        *fetch = cond;                                                                            \
-    }                                                                                             \
-    void shmem_##N##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe)                              \
-    {                                                                                             \
-        *fetch = __atomic_fetch_add(AMO_TARGET(N, fetch_inc_nbi, T, dest, pe), (T)1, SC);         \
-    }                                                                                             \
-    void shmem_##N##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe)                     \
-    {                                                                                             \
-        *fetch = __atomic_fetch_add(AMO_TARGET(N, fetch_add_nbi, T, dest, pe), value, SC);        \
-    }
+    })                                                                                            \
+    CTX_PAIR(T, N##_atomic_fetch_inc, (T * dest, int pe), (dest, pe),                              \
+             { return __atomic_fetch_add(AMO_TARGET(T, dest, pe), (T)1, SC); })                    \
+    CTX_PAIR(void, N##_atomic_inc, (T * dest, int pe), (dest, pe),                                 \
+             { __atomic_fetch_add(AMO_TARGET(T, dest, pe), (T)1, SC); })                           \
+    CTX_PAIR(T, N##_atomic_fetch_add, (T * dest, T value, int pe), (dest, value, pe),              \
+             { return __atomic_fetch_add(AMO_TARGET(T, dest, pe), value, SC); })                   \
+    CTX_PAIR(void, N##_atomic_add, (T * dest, T value, int pe), (dest, value, pe),                 \
+             { __atomic_fetch_add(AMO_TARGET(T, dest, pe), value, SC); })                          \
+    CTX_PAIR(void, N##_atomic_compare_swap_nbi, (T * fetch, T * dest, T cond, T value, int pe),    \
+             (fetch, dest, cond, value, pe), {                                                     \
+                 __atomic_compare_exchange_n(AMO_TARGET(T, dest, pe), &cond, value, 0, SC, SC);    \
+                 *fetch = cond;                                                                   \
+             })                                                                                   \
+    CTX_PAIR(void, N##_atomic_fetch_inc_nbi, (T * fetch, T * dest, int pe), (fetch, dest, pe),     \
+             { *fetch = __atomic_fetch_add(AMO_TARGET(T, dest, pe), (T)1, SC); })                  \
+    CTX_PAIR(void, N##_atomic_fetch_add_nbi, (T * fetch, T * dest, T value, int pe),               \
+             (fetch, dest, value, pe), { *fetch = __atomic_fetch_add(AMO_TARGET(T, dest, pe), value, SC); })
 WEFT_SHMEM_AMO_STD_TYPES(DEF_AMO_STD)
 
 #define DEF_AMO_BIT_OP(N, T, OP)                                                                   \
-    T shmem_##N##_atomic_fetch_##OP(T *dest, T value, int pe)                                     \
-    {                                                                                             \
-        return __atomic_fetch_##OP(AMO_TARGET(N, fetch_##OP, T, dest, pe), value, SC);            \
-    }                                                                                             \
-    void shmem_##N##_atomic_##OP(T *dest, T value, int pe)                                        \
-    {                                                                                             \
-        __atomic_fetch_##OP(AMO_TARGET(N, OP, T, dest, pe), value, SC);                           \
-    }                                                                                             \
-    void shmem_##N##_atomic_fetch_##OP##_nbi(T *fetch, T *dest, T value, int pe)                  \
-    {                                                                                             \
-        *fetch = __atomic_fetch_##OP(AMO_TARGET(N, fetch_##OP##_nbi, T, dest, pe), value, SC);    \
-    }
+    CTX_PAIR(T, N##_atomic_fetch_##OP, (T * dest, T value, int pe), (dest, value, pe),             \
+             { return __atomic_fetch_##OP(AMO_TARGET(T, dest, pe), value, SC); })                  \
+    CTX_PAIR(void, N##_atomic_##OP, (T * dest, T value, int pe), (dest, value, pe),                \
+             { __atomic_fetch_##OP(AMO_TARGET(T, dest, pe), value, SC); })                         \
+    CTX_PAIR(void, N##_atomic_fetch_##OP##_nbi, (T * fetch, T * dest, T value, int pe),            \
+             (fetch, dest, value, pe), { *fetch = __atomic_fetch_##OP(AMO_TARGET(T, dest, pe), value, SC); })
 #define DEF_AMO_BIT(N, T) DEF_AMO_BIT_OP(N, T, and) DEF_AMO_BIT_OP(N, T, or) DEF_AMO_BIT_OP(N, T, xor)
 WEFT_SHMEM_AMO_BIT_TYPES(DEF_AMO_BIT)
 
@@ -443,6 +379,18 @@ void shmem_fence(void)
     weft_full_fence();
 }
 
+void shmem_ctx_quiet(shmem_ctx_t ctx)
+{
+    weft_shmem_ctx_check("shmem_ctx_quiet", ctx);
+    weft_full_fence(); /* every operation completed on return; publish the stores */
+}
+
+void shmem_ctx_fence(shmem_ctx_t ctx)
+{
+    weft_shmem_ctx_check("shmem_ctx_fence", ctx);
+    weft_full_fence();
+}
+
 void shmem_barrier_all(void)
 {
     shmem_quiet();
@@ -460,7 +408,7 @@ void shmem_sync_all(void)
 static uint32_t *lock_halves(const char *call, long *lock)
 {
     _Static_assert(sizeof(long) == 8, "ticket lock assumes a 64-bit long");
-    return REMOTE(call, lock, sizeof *lock, 0);
+    return REMOTE(call, SHMEM_CTX_DEFAULT, lock, sizeof *lock, 0);
 }
 
 void shmem_set_lock(long *lock)

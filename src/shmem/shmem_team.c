@@ -132,41 +132,6 @@ int shmem_team_sync(shmem_team_t team)
     return PMPI_Barrier(t->comm) == MPI_SUCCESS ? 0 : -1;
 }
 
-/* Contexts are not implemented yet: creation fails (the standard's way to say
- * so), and the caller keeps using the default context. */
-int shmem_ctx_create(long options, shmem_ctx_t *ctx)
-{
-    (void)options;
-    weft_shmem_check_init("shmem_ctx_create");
-    *ctx = SHMEM_CTX_INVALID;
-    return -1;
-}
-
-int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
-{
-    (void)options;
-    team_of("shmem_team_create_ctx", team);
-    *ctx = SHMEM_CTX_INVALID;
-    return -1;
-}
-
-void shmem_ctx_destroy(shmem_ctx_t ctx)
-{
-    if (ctx != SHMEM_CTX_INVALID && ctx != SHMEM_CTX_DEFAULT) {
-        weft_shmem_fail("shmem_ctx_destroy", "not a context created by shmem_ctx_create");
-    }
-}
-
-int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
-{
-    if (ctx == SHMEM_CTX_DEFAULT) {
-        *team = SHMEM_TEAM_WORLD;
-        return 0;
-    }
-    *team = SHMEM_TEAM_INVALID;
-    return -1;
-}
-
 /* --- collectives, byte-wise -------------------------------------------------------- */
 static int ok(int rc)
 {
@@ -332,6 +297,8 @@ _Static_assert(sizeof(size_t) == 8 && sizeof(ptrdiff_t) == 8, "size/ptrdiff map 
 #define MPITYPE_uint64     MPI_UINT64_T
 #define MPITYPE_size       MPI_UINT64_T
 #define MPITYPE_ptrdiff    MPI_INT64_T
+#define MPITYPE_complexd   MPI_C_DOUBLE_COMPLEX
+#define MPITYPE_complexf   MPI_C_FLOAT_COMPLEX
 #define MPIOP_and  MPI_BAND
 #define MPIOP_or   MPI_BOR
 #define MPIOP_xor  MPI_BXOR
@@ -363,3 +330,160 @@ static int reduce(const char *call, shmem_team_t team, void *dest, const void *s
 WEFT_SHMEM_RED_BIT_TYPES(DEF_RED_BIT)
 WEFT_SHMEM_RED_CMP_TYPES(DEF_RED_CMP)
 WEFT_SHMEM_RED_ARITH_TYPES(DEF_RED_ARITH)
+
+/* --- deprecated active-set collectives ------------------------------------------------
+ * An active set (PE_start, logPE_stride, PE_size) becomes a team on first use:
+ * a communicator made by MPI_Comm_create_group, which only the set's members
+ * call, as the standard requires of these calls. Teams are cached per set
+ * until shmem_finalize. pSync/pWrk are not needed and never written. */
+struct active_set {
+    int start, logstride, size;
+    struct weft_shmem_team team;
+    struct active_set *next;
+};
+static struct active_set *active_sets;
+
+static struct weft_shmem_team *active_team(const char *call, int start, int logstride, int size)
+{
+    weft_shmem_check_init(call);
+    int n = weft_shmem.n_pes, me = weft_shmem.my_pe;
+    if (size < 1 || start < 0 || logstride < 0 || logstride > 30 ||
+        (long)start + ((long)(size - 1) << logstride) >= n) {
+        weft_shmem_fail(call, "active set (PE_start %d, logPE_stride %d, PE_size %d) does not fit in %d PEs",
+                        start, logstride, size, n);
+    }
+    long off = me - start, stride = 1L << logstride;
+    if (off < 0 || off % stride || off / stride >= size) {
+        weft_shmem_fail(call, "PE %d is not in the active set (PE_start %d, logPE_stride %d, PE_size %d)", me,
+                        start, logstride, size);
+    }
+    for (struct active_set *a = active_sets; a; a = a->next) {
+        if (a->start == start && a->logstride == logstride && a->size == size) {
+            return &a->team;
+        }
+    }
+    struct active_set *a = calloc(1, sizeof *a);
+    int *ranks = malloc((size_t)size * sizeof(int));
+    if (!a || !ranks) {
+        weft_shmem_fail(call, "out of memory");
+    }
+    for (int i = 0; i < size; i++) {
+        ranks[i] = start + (int)(i * stride);
+    }
+    MPI_Group world_group, group;
+    MPI_Comm comm;
+    PMPI_Comm_group(SHMEM_TEAM_WORLD->comm, &world_group);
+    PMPI_Group_incl(world_group, size, ranks, &group);
+    /* distinct tags keep creations of different sets apart */
+    int tag = (int)(((unsigned)start * 2654435761u ^ (unsigned)logstride * 40503u ^ (unsigned)size) & 0x7fff);
+    if (PMPI_Comm_create_group(SHMEM_TEAM_WORLD->comm, group, tag, &comm) != MPI_SUCCESS ||
+        weft_shmem_team_fill(&a->team, comm)) {
+        weft_shmem_fail(call, "cannot make a team for the active set");
+    }
+    PMPI_Group_free(&group);
+    PMPI_Group_free(&world_group);
+    free(ranks);
+    a->start = start, a->logstride = logstride, a->size = size;
+    a->next = active_sets;
+    active_sets = a;
+    return &a->team;
+}
+
+void weft_shmem_active_sets_free(void)
+{
+    while (active_sets) {
+        struct active_set *a = active_sets;
+        active_sets = a->next;
+        PMPI_Comm_free(&a->team.comm);
+        free(a->team.world_pe);
+        free(a);
+    }
+}
+
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    (void)pSync;
+    struct weft_shmem_team *t = active_team("shmem_barrier", PE_start, logPE_stride, PE_size);
+    shmem_quiet();
+    PMPI_Barrier(t->comm);
+}
+
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    (void)pSync;
+    PMPI_Barrier(active_team("shmem_sync", PE_start, logPE_stride, PE_size)->comm);
+}
+
+/* Unlike the team broadcast, the root's dest is left alone. */
+static void active_bcast(const char *call, void *dest, const void *source, size_t bytes, int root, int start,
+                         int logstride, int size)
+{
+    struct weft_shmem_team *t = active_team(call, start, logstride, size);
+    if (root < 0 || root >= t->n_pes) {
+        weft_shmem_fail(call, "PE_root %d out of range of the active set (0..%d)", root, t->n_pes - 1);
+    }
+    void *buf = t->my_pe == root ? (void *)source : dest;
+    PMPI_Bcast(buf, count_check(call, bytes), MPI_BYTE, root, t->comm);
+}
+
+#define DEF_ACTIVE(B)                                                                              \
+    void shmem_broadcast##B(void *dest, const void *source, size_t nelems, int PE_root, int PE_start, \
+                            int logPE_stride, int PE_size, long *pSync)                           \
+    {                                                                                             \
+        (void)pSync;                                                                              \
+        active_bcast("shmem_broadcast" #B, dest, source, nelems * (B / 8), PE_root, PE_start,     \
+                     logPE_stride, PE_size);                                                      \
+    }                                                                                             \
+    void shmem_collect##B(void *dest, const void *source, size_t nelems, int PE_start,            \
+                          int logPE_stride, int PE_size, long *pSync)                             \
+    {                                                                                             \
+        (void)pSync;                                                                              \
+        collect_bytes("shmem_collect" #B, active_team("shmem_collect" #B, PE_start, logPE_stride, PE_size), \
+                      dest, source, nelems * (B / 8));                                            \
+    }                                                                                             \
+    void shmem_fcollect##B(void *dest, const void *source, size_t nelems, int PE_start,           \
+                           int logPE_stride, int PE_size, long *pSync)                            \
+    {                                                                                             \
+        (void)pSync;                                                                              \
+        fcollect_bytes("shmem_fcollect" #B,                                                       \
+                       active_team("shmem_fcollect" #B, PE_start, logPE_stride, PE_size), dest,   \
+                       source, nelems * (B / 8));                                                 \
+    }                                                                                             \
+    void shmem_alltoall##B(void *dest, const void *source, size_t nelems, int PE_start,           \
+                           int logPE_stride, int PE_size, long *pSync)                            \
+    {                                                                                             \
+        (void)pSync;                                                                              \
+        alltoall_bytes("shmem_alltoall" #B,                                                       \
+                       active_team("shmem_alltoall" #B, PE_start, logPE_stride, PE_size), dest,   \
+                       source, nelems * (B / 8));                                                 \
+    }                                                                                             \
+    void shmem_alltoalls##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,         \
+                            size_t nelems, int PE_start, int logPE_stride, int PE_size,           \
+                            long *pSync)                                                          \
+    {                                                                                             \
+        (void)pSync;                                                                              \
+        alltoalls_bytes("shmem_alltoalls" #B,                                                     \
+                        active_team("shmem_alltoalls" #B, PE_start, logPE_stride, PE_size), dest, \
+                        source, dst, sst, nelems, B / 8);                                         \
+    }
+DEF_ACTIVE(32)
+DEF_ACTIVE(64)
+
+#define DEF_TOALL_OP(OP, N, T)                                                                     \
+    void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, int PE_start,           \
+                                   int logPE_stride, int PE_size, T *pWrk, long *pSync)           \
+    {                                                                                             \
+        (void)pWrk, (void)pSync;                                                                  \
+        const char *call = "shmem_" #N "_" #OP "_to_all";                                         \
+        if (nreduce < 0) {                                                                        \
+            weft_shmem_fail(call, "nreduce %d is negative", nreduce);                             \
+        }                                                                                         \
+        reduce(call, active_team(call, PE_start, logPE_stride, PE_size), dest, source,            \
+               (size_t)nreduce, MPITYPE_##N, MPIOP_##OP);                                         \
+    }
+#define DEF_TOALL_BIT(N, T)   DEF_TOALL_OP(and, N, T) DEF_TOALL_OP(or, N, T) DEF_TOALL_OP(xor, N, T)
+#define DEF_TOALL_CMP(N, T)   DEF_TOALL_OP(max, N, T) DEF_TOALL_OP(min, N, T)
+#define DEF_TOALL_ARITH(N, T) DEF_TOALL_OP(sum, N, T) DEF_TOALL_OP(prod, N, T)
+WEFT_SHMEM_TOALL_BIT_TYPES(DEF_TOALL_BIT)
+WEFT_SHMEM_TOALL_CMP_TYPES(DEF_TOALL_CMP)
+WEFT_SHMEM_TOALL_ARITH_TYPES(DEF_TOALL_ARITH)

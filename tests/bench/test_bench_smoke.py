@@ -41,7 +41,10 @@ COLL = ["barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter
 NBCOLL = ["i" + c for c in COLL]
 RMA = ["put_latency", "get_latency", "put_bw", "get_bw", "put_bibw", "acc_latency",
        "get_acc_latency", "cas_latency", "fop_latency"]
-NOSIZE = {"barrier", "ibarrier", "cas_latency", "fop_latency", "init", "hello"}
+OSH_PAIR = ["osh_put_latency", "osh_get_latency", "osh_put_bw", "osh_atomic_latency"]
+OSH_COLL = ["osh_barrier", "osh_broadcast", "osh_reduce", "osh_fcollect"]
+NOSIZE = {"barrier", "ibarrier", "cas_latency", "fop_latency", "init", "hello", "osh_atomic_latency",
+          "osh_barrier"}
 TINY = ["-i", "3", "-x", "1", "-c"]
 
 
@@ -229,6 +232,33 @@ def test_rma_sync_modes(bindir, bench, sync):
         opts = ["-m", "4:256"] + opts
     p = mpirun(bindir, bench, 2, opts)
     assert_ok(p, bench, allow_missing=True)
+    check_table(bench, p.stdout)
+
+
+# --------------------------------------------------------------- OpenSHMEM
+
+
+def _osh_built(bindir, bench):
+    if not os.path.isfile(os.path.join(bindir, bench)):
+        pytest.skip("%s not built (OpenSHMEM benchmarks need Weft's shmem.h)" % bench)
+
+
+@pytest.mark.parametrize("bench", OSH_PAIR)
+def test_shmem_pair(bindir, bench):
+    _osh_built(bindir, bench)
+    opts = TINY if bench in NOSIZE else ["-m", "1:64K"] + TINY
+    p = mpirun(bindir, bench, 2, opts)
+    assert_ok(p, bench)
+    check_table(bench, p.stdout)
+
+
+@pytest.mark.parametrize("np", [2, 3, 8])
+@pytest.mark.parametrize("bench", OSH_COLL)
+def test_shmem_collective(bindir, bench, np):
+    _osh_built(bindir, bench)
+    opts = TINY if bench in NOSIZE else ["-m", "1:4K"] + TINY
+    p = mpirun(bindir, bench, np, opts)
+    assert_ok(p, bench)
     check_table(bench, p.stdout)
 
 

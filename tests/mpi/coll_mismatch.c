@@ -98,6 +98,18 @@ int main(int argc, char **argv)
     check_guard(big, cnt * size, size * ROOM, "allgather");
     check_still_works(3);
 
+    /* 4. scatter: the root sends 5 ints per rank, the others expect 2 */
+    cnt = rank == 0 ? 5 : 2;
+    for (int i = 0; i < size * ROOM; i++) {
+        big[i] = 7000 + i;
+    }
+    fill_guard(buf, cnt, ROOM);
+    rc = MPI_Scatter(big, cnt, MPI_INT, buf, cnt, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    check_reported(cls, "scatter");
+    check_guard(buf, cnt, ROOM, "scatter");
+    check_still_works(4);
+
     free(big);
     return mpitest_finish();
 }

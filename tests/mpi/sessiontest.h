@@ -15,15 +15,10 @@
 
 static int errors, me = -1;
 
-#define CHECK(_c, ...)                                                                  \
-    do {                                                                                \
-        if (!(_c)) {                                                                    \
-            fprintf(stderr, "FAIL rank %d %s:%d: %s: ", me, __FILE__, __LINE__, #_c);   \
-            fprintf(stderr, __VA_ARGS__);                                               \
-            fprintf(stderr, "\n");                                                      \
-            errors++;                                                                   \
-        }                                                                               \
-    } while (0)
+#define CHECK_COUNTER  errors
+#define CHECK_WHO      me
+#define CHECK_WHO_NAME "rank"
+#include "checks.h"
 
 #define CHECK_CLASS(_call, _want)                                                       \
     do {                                                                                \

@@ -6,21 +6,11 @@
  * signal_wait_until, atomics of every type (values checked) and 10^4
  * fetch_inc per PE on one word (exact), wait_until woken by a remote put,
  * the ticket lock (a counter updated under it is exact), shmem_ptr. */
-#include <shmem.h>
+#include "shmemtest.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int errs;
-#define CHECK(c, ...)                                                                              \
-    do {                                                                                          \
-        if (!(c)) {                                                                               \
-            errs++;                                                                               \
-            fprintf(stderr, "PE %d line %d: ", shmem_my_pe(), __LINE__);                          \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fputc('\n', stderr);                                                                  \
-        }                                                                                         \
-    } while (0)
 
 #define N 37
 /* Value for element i written by PE pe, as bytes so every type gets distinct patterns. */
@@ -103,8 +93,10 @@ int main(void)
     memset(a, me, 100);
     a = shmem_realloc(a, 1 << 20);
     CHECK(a[99] == (char)me, "realloc kept data");
-    CHECK(shmem_addr_accessible(a, right) && !shmem_addr_accessible(&errs, right), "addr_accessible");
-    CHECK(shmem_ptr(a, right) != NULL && shmem_ptr(&errs, right) == NULL, "shmem_ptr");
+    int on_stack = 0;
+    CHECK(shmem_addr_accessible(a, right) && !shmem_addr_accessible(&on_stack, right), "addr_accessible");
+    CHECK(shmem_ptr(a, right) != NULL && shmem_ptr(&on_stack, right) == NULL, "shmem_ptr");
+    CHECK(shmem_addr_accessible(&errs, right) && shmem_ptr(&errs, right) != NULL, "globals are symmetric");
     shmem_barrier_all();
     CHECK(((char *)shmem_ptr(a, right))[99] == (char)right, "shmem_ptr load");
     shmem_free(a);
@@ -283,16 +275,7 @@ int main(void)
         shmem_free(count);
     }
     shmem_sync_all();
-    int total = 0;
-    {
-        int *e = shmem_malloc(sizeof(int)), *s = shmem_malloc(sizeof(int));
-        *e = errs;
-        shmem_int_sum_reduce(SHMEM_TEAM_WORLD, s, e, 1);
-        total = *s;
-    }
-    if (me == 0 && total == 0) {
-        printf("No Errors\n");
-    }
+    int rc = shmemtest_finish();
     shmem_finalize();
-    return total != 0;
+    return rc;
 }

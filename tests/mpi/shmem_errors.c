@@ -21,7 +21,32 @@ int main(int argc, char **argv)
     if (!strcmp(c, "bad-pe")) {
         shmem_int_put(sym, &v, 1, shmem_n_pes());
     } else if (!strcmp(c, "not-symmetric")) {
+        int on_stack = 0;
+        shmem_int_put(&on_stack, &v, 1, 0);
+    } else if (!strcmp(c, "globals-off")) { /* run with WEFT_SHMEM_SYMMETRIC_GLOBALS=0 */
         shmem_int_put(&global_var, &v, 1, 0);
+    } else if (!strcmp(c, "active-not-member")) {
+        static long psync[SHMEM_BARRIER_SYNC_SIZE];
+        if (shmem_my_pe() == 1) {
+            shmem_barrier(0, 0, 1, psync); /* the set is PE 0 alone */
+        }
+        shmem_barrier_all(); /* PE 1 aborts the job */
+    } else if (!strcmp(c, "ctx-invalid")) {
+        shmem_ctx_int_put(SHMEM_CTX_INVALID, sym, &v, 1, 0);
+    } else if (!strcmp(c, "ctx-options")) {
+        shmem_ctx_t ctx;
+        shmem_ctx_create(1L << 20, &ctx);
+    } else if (!strcmp(c, "ctx-destroy-default")) {
+        shmem_ctx_destroy(SHMEM_CTX_DEFAULT);
+    } else if (!strcmp(c, "ctx-team-pe")) { /* a 1-PE team's context addresses PE 0 only */
+        shmem_team_t solo;
+        shmem_ctx_t ctx;
+        shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, 1, NULL, 0, &solo);
+        if (shmem_my_pe() == 0) {
+            shmem_team_create_ctx(solo, 0, &ctx);
+            shmem_ctx_int_p(ctx, sym, 1, 1);
+        }
+        shmem_barrier_all(); /* PE 0 aborts the job */
     } else if (!strcmp(c, "past-heap-end")) {
         shmem_int_get(&v, sym, 1 << 30, 0);
     } else if (!strcmp(c, "heap-exhausted")) {

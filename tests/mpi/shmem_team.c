@@ -4,20 +4,10 @@
  * OpenSHMEM teams and team collectives against a serial reference: world and
  * shared teams, split_strided (even PEs), split_2d, translate_pe, team_sync,
  * broadcast/collect/fcollect/alltoall/alltoalls and sum/max/xor reductions. */
-#include <shmem.h>
+#include "shmemtest.h"
 #include <stdio.h>
 #include <string.h>
 
-static int errs;
-#define CHECK(c, ...)                                                                              \
-    do {                                                                                          \
-        if (!(c)) {                                                                               \
-            errs++;                                                                               \
-            fprintf(stderr, "PE %d line %d: ", shmem_my_pe(), __LINE__);                          \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fputc('\n', stderr);                                                                  \
-        }                                                                                         \
-    } while (0)
 
 #define M 5
 /* Run every collective on team t (this PE is a member) and check the results. */
@@ -116,11 +106,7 @@ int main(void)
     shmem_team_destroy(xt);
     shmem_team_destroy(yt);
 
-    int *e = shmem_malloc(sizeof(int)), *s = shmem_malloc(sizeof(int));
-    *e = errs;
-    shmem_int_sum_reduce(SHMEM_TEAM_WORLD, s, e, 1);
-    int total = *s;
-    if (me == 0 && total == 0) printf("No Errors\n");
+    rc = shmemtest_finish();
     shmem_finalize();
-    return total != 0;
+    return rc;
 }

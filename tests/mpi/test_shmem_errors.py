@@ -13,6 +13,12 @@ BUILD = pathlib.Path(os.environ.get("WEFT_BUILD", REPO / "build"))
 
 CASES = [  # case, nprocs, words the message must contain
     ("before-init", 1, ["shmem_my_pe", "before shmem_init"]),
+    ("globals-off", 2, ["shmem_int_put", "global data is not symmetric", "WEFT_SHMEM_SYMMETRIC_GLOBALS=0"]),
+    ("active-not-member", 2, ["shmem_barrier", "PE 1 is not in the active set"]),
+    ("ctx-invalid", 2, ["shmem_ctx_int_put", "SHMEM_CTX_INVALID"]),
+    ("ctx-options", 1, ["shmem_ctx_create", "options 0x100000"]),
+    ("ctx-destroy-default", 1, ["shmem_ctx_destroy", "SHMEM_CTX_DEFAULT"]),
+    ("ctx-team-pe", 2, ["shmem_ctx_int_p", "PE 1 out of range of the context's team"]),
     ("bad-pe", 2, ["shmem_int_put", "PE 2 out of range"]),
     ("not-symmetric", 2, ["shmem_int_put", "not in the symmetric heap"]),
     ("past-heap-end", 1, ["shmem_int_get", "not in the symmetric heap"]),
@@ -27,7 +33,10 @@ def test_shmem_bad_input_aborts(case, nprocs, words):
     prog = BUILD / "tests" / "mpi" / "shmem_errors"
     assert prog.exists(), f"{prog} not built"
     cmd = [str(PREFIX / "bin" / "oshrun"), "-n", str(nprocs), str(prog), case]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    env = dict(os.environ)
+    if case == "globals-off":
+        env["WEFT_SHMEM_SYMMETRIC_GLOBALS"] = "0"
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
     detail = f"cmd: {' '.join(cmd)}\nstdout:\n{proc.stdout[-2000:]}\nstderr:\n{proc.stderr[-2000:]}"
     assert proc.returncode != 0, detail
     assert "NOT ABORTED" not in proc.stdout, detail

@@ -19,6 +19,14 @@ static int init_common(int required, int *provided, const char *fname)
     int rc;
 
     weft_err_begin(fname);
+    if (weft_runtime.state == WEFT_STATE_INITIALIZED && weft_runtime.world_by_shmem) {
+        /* shmem_init brought the runtime up: MPI_Init joins it (one runtime). */
+        weft_runtime.world_by_shmem = 0;
+        if (provided) {
+            *provided = weft_runtime.thread_level;
+        }
+        return MPI_SUCCESS;
+    }
     if (weft_runtime.state != WEFT_STATE_UNINITIALIZED) {
         rc = weft_error(MPI_ERR_OTHER, "MPI is already %s",
                         weft_runtime.state == WEFT_STATE_FINALIZED ? "finalized" : "initialized");
@@ -58,9 +66,15 @@ WEFT_API int PMPI_Finalize(void)
     int rc;
 
     weft_err_begin("MPI_Finalize");
-    if (weft_runtime.state != WEFT_STATE_INITIALIZED) {
+    if (weft_runtime.state != WEFT_STATE_INITIALIZED || weft_runtime.mpi_finalize_deferred) {
         rc = weft_err_not_ready();
         return weft_err_dispatch_comm(MPI_COMM_WORLD, rc);
+    }
+    if (weft_runtime.shmem_up) {
+        /* OpenSHMEM still runs on this runtime: MPI is finished for the
+         * program (MPI_Finalized says so); shmem_finalize tears it down. */
+        weft_runtime.mpi_finalize_deferred = 1;
+        return MPI_SUCCESS;
     }
     /* The big lock is not needed any more, and finalize must not hold it
      * while waiting for other ranks. */
@@ -101,7 +115,7 @@ int weft_initialized_impl(int *flag)
 
 int weft_finalized_impl(int *flag)
 {
-    *flag = weft_runtime.state == WEFT_STATE_FINALIZED;
+    *flag = weft_runtime.state == WEFT_STATE_FINALIZED || weft_runtime.mpi_finalize_deferred;
     return MPI_SUCCESS;
 }
 

@@ -26,7 +26,10 @@
 #include "core/pt2pt.h"
 #include "core/runtime.h"
 
-enum { STEP_SEND = 1, STEP_RECV, STEP_REDUCE, STEP_COPY, STEP_FENCE };
+enum { STEP_SEND = 1, STEP_RECV, STEP_REDUCE, STEP_COPY, STEP_FENCE, STEP_POLL };
+
+/* stage_start: a poll step is not finished yet; advance returns. */
+#define STAGE_BLOCKED (-1)
 
 typedef struct {
     int              kind;
@@ -37,6 +40,8 @@ typedef struct {
     MPI_Count        count, count2;
     weft_datatype_t *dt, *dt2;
     weft_op_t       *op;
+    weft_sched_poll_fn_t poll; /* STEP_POLL: poll(dst, first, &rc), 1 when done */
+    int                  entered;
 } step_t;
 
 typedef struct {
@@ -344,6 +349,17 @@ int weft_sched_fence(weft_sched_t *s)
     return step_add(s, STEP_FENCE) ? MPI_SUCCESS : no_mem();
 }
 
+int weft_sched_poll(weft_sched_t *s, weft_sched_poll_fn_t fn, void *state)
+{
+    step_t *st = step_add(s, STEP_POLL);
+    if (st == NULL) {
+        return no_mem();
+    }
+    st->poll = fn;
+    st->dst  = state;
+    return MPI_SUCCESS;
+}
+
 void *weft_sched_alloc(weft_sched_t *s, size_t bytes)
 {
     if (s->nbufs == s->bcap) {
@@ -437,6 +453,15 @@ static int stage_start(weft_sched_t *s)
         case STEP_COPY:
             weft_dt_copy(st->src, st->count, st->dt, st->dst, st->count2, st->dt2);
             break;
+        case STEP_POLL: {
+            int first   = !st->entered;
+            st->entered = 1;
+            if (!st->poll(st->dst, first, &rc)) {
+                s->pos--; /* poll it again on the next advance */
+                return STAGE_BLOCKED;
+            }
+            break;
+        }
         default:
             break;
         }
@@ -496,6 +521,9 @@ static int advance(weft_sched_t *s, int *rc_p)
             return 1;
         }
         int rc = stage_start(s);
+        if (rc == STAGE_BLOCKED) {
+            return 0;
+        }
         if (rc != MPI_SUCCESS && s->rc == MPI_SUCCESS) {
             s->rc = rc;
         }
@@ -504,6 +532,9 @@ static int advance(weft_sched_t *s, int *rc_p)
 
 void weft_sched_rewind(weft_sched_t *s)
 {
+    for (int i = 0; i < s->nsteps; i++) {
+        s->steps[i].entered = 0;
+    }
     s->pos     = 0;
     s->done    = 0;
     s->rc      = MPI_SUCCESS;

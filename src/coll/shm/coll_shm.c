@@ -6,7 +6,10 @@
  * per communicator, created at the first call that selects one of these
  * algorithms); with several nodes, the node leaders run the inter-node phase
  * with an ordinary point-to-point schedule on the leader communicator.
- * Blocking calls only: they run directly, not as schedules.
+ * Blocking calls run directly, not as schedules; a non-blocking or
+ * persistent bcast, reduce, allreduce, gather, allgather or scatter on one
+ * node is a schedule of one poll step (see "Order
+ * rule" below for how it shares the region with the blocking calls).
  *
  * Region (n = ranks of the node), every entry one cache line:
  *   arrive[n] release          barrier counters
@@ -80,6 +83,9 @@ struct weft_coll_shm {
     size_t       bytes;
     line_t      *arrive, *release, *post, *reduced, *done, *ready;
     char        *slots, *result;
+    /* Non-blocking and persistent calls in flight on this communicator, in
+     * the order they were started (see "Order rule" below). */
+    struct shm_op *queue_head, *queue_tail;
 };
 
 static size_t region_bytes(int n)
@@ -170,6 +176,8 @@ static int buffer_free(const struct weft_coll_shm *sh, uint64_t r)
     return r <= NBUF || sh->done_floor >= r - NBUF;
 }
 
+static void done_floor_update(struct weft_coll_shm *sh, uint64_t r);
+
 /* Before writing into round r's buffers. */
 static void round_reuse(struct weft_coll_shm *sh, uint64_t r)
 {
@@ -177,6 +185,27 @@ static void round_reuse(struct weft_coll_shm *sh, uint64_t r)
         return;
     }
     wait_all(sh->done, 1, sh->n, sh->me, r - NBUF);
+    done_floor_update(sh, r);
+}
+
+/* round_reuse without waiting: 1 when round r's buffers are free. */
+static int round_reuse_try(struct weft_coll_shm *sh, uint64_t r)
+{
+    if (buffer_free(sh, r)) {
+        return 1;
+    }
+    for (int j = 0; j < sh->n; j++) {
+        if (j != sh->me && (load(&sh->done[j]) & SEQ_ROUND_MASK) < r - NBUF) {
+            return 0;
+        }
+    }
+    done_floor_update(sh, r);
+    return 1;
+}
+
+/* Every rank finished round r - NBUF: remember how far all of them got. */
+static void done_floor_update(struct weft_coll_shm *sh, uint64_t r)
+{
     uint64_t floor = r - 1; /* mine: I am past round r - 1 */
     for (int j = 0; j < sh->n; j++) {
         uint64_t d = j == sh->me ? floor : load(&sh->done[j]) & SEQ_ROUND_MASK;
@@ -267,6 +296,40 @@ static int node_barrier(struct weft_coll_shm *sh, int (*inter)(void *), void *ar
     return rc;
 }
 
+static unsigned char *bcast_data(struct weft_coll_shm *sh, uint64_t r)
+{
+    return (unsigned char *)sh->result + (r % NBUF) * SLOT_BYTES;
+}
+
+/* Broadcast root, round r (its buffers free): the next chunk of the packed
+ * stream of (buf, count, dt) from byte off into the region and flagged;
+ * returns its length, *last set on the final chunk. */
+static size_t bcast_round_write(struct weft_coll_shm *sh, uint64_t r, const void *buf,
+                                MPI_Count count, const weft_datatype_t *dt, MPI_Count off,
+                                int *last)
+{
+    MPI_Count total = count * dt->size;
+    line_t   *pkt   = ready_pkt(sh, r);
+    size_t    len   = (size_t)(total - off < SLOT_BYTES ? total - off : SLOT_BYTES);
+    int       lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
+
+    *last      = off + (MPI_Count)len >= total;
+    uint64_t v = seq_make(r, (MPI_Count)len, *last);
+    if (len == 0) {
+        publish(&pkt[0], v);
+    } else if (lines > 0) {
+        for (int i = 0; i < lines; i++) {
+            MPI_Count at = (MPI_Count)i * INLINE_BYTES;
+            weft_dt_pack(dt, count, buf, off + at, pkt[i].data, pkt_piece(len, at));
+            publish(&pkt[i], v);
+        }
+    } else {
+        weft_dt_pack(dt, count, buf, off, bcast_data(sh, r), (MPI_Count)len);
+        publish(&pkt[0], v);
+    }
+    return len;
+}
+
 /* Broadcast the packed stream of (buf, count, dt) from local rank lroot. */
 static int node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
                       const weft_datatype_t *dt, int lroot)
@@ -284,27 +347,13 @@ static int node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
     while (!last) {
         uint64_t       r    = round_begin(sh);
         line_t        *pkt  = ready_pkt(sh, r);
-        unsigned char *data = (unsigned char *)sh->result + (r % NBUF) * SLOT_BYTES;
+        unsigned char *data = bcast_data(sh, r);
         size_t         len;
         int            lines;
         if (sh->me == lroot) {
-            len   = (size_t)(total - off < SLOT_BYTES ? total - off : SLOT_BYTES);
-            last  = off + (MPI_Count)len >= total;
-            lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
-            uint64_t v = seq_make(r, (MPI_Count)len, last);
             round_reuse(sh, r);
-            if (len == 0) {
-                publish(&pkt[0], v);
-            } else if (lines > 0) {
-                for (int i = 0; i < lines; i++) {
-                    MPI_Count at = (MPI_Count)i * INLINE_BYTES;
-                    weft_dt_pack(dt, count, buf, off + at, pkt[i].data, pkt_piece(len, at));
-                    publish(&pkt[i], v);
-                }
-            } else {
-                weft_dt_pack(dt, count, buf, off, data, (MPI_Count)len);
-                publish(&pkt[0], v);
-            }
+            len   = bcast_round_write(sh, r, buf, count, dt, off, &last);
+            lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
             if (total <= PREFETCH_MAX && buffer_free(sh, r + 1)) { /* same root next time? */
                 weft_prefetch_for_write(ready_pkt(sh, r + 1),
                                         sizeof(line_t) * (size_t)(lines ? lines : 1));
@@ -334,6 +383,134 @@ static int node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
         round_end(sh, r);
     }
     return rc;
+}
+
+/* ---- non-blocking and persistent calls ---------------------------------------
+ *
+ * Order rule: the region's rounds are numbered by one counter per rank, so
+ * every rank of the node must run the same sequence of shared-memory
+ * operations. MPI requires every rank to issue the collectives of one
+ * communicator (blocking, non-blocking and persistent starts alike) in the
+ * same order, so each rank keeps the ones in flight in a FIFO, in start
+ * order: only the head takes rounds, and a blocking shared-memory call first
+ * drives the FIFO empty. Each rank's sequence of rounds is then the
+ * sequence of calls, the same everywhere.
+ */
+typedef struct shm_op {
+    struct shm_op        *next;
+    struct weft_coll_shm *sh;
+    void                 *buf;
+    MPI_Count             count, off;
+    weft_datatype_t      *dt;
+    int                   lroot, last, rc, in_round;
+    uint64_t              r;
+    /* reductions */
+    const void           *mydata;
+    weft_op_t            *op;
+    int                   all, phase;
+    MPI_Count             first; /* first element of the current round */
+} shm_op_t;
+
+static void queue_push(struct weft_coll_shm *sh, shm_op_t *op)
+{
+    op->next = NULL;
+    if (sh->queue_tail) {
+        sh->queue_tail->next = op;
+    } else {
+        sh->queue_head = op;
+    }
+    sh->queue_tail = op;
+}
+
+static void queue_pop(struct weft_coll_shm *sh)
+{
+    sh->queue_head = sh->queue_head->next;
+    if (sh->queue_head == NULL) {
+        sh->queue_tail = NULL;
+    }
+}
+
+/* Before a blocking shared-memory call: finish the ones started before it
+ * (the other ranks finish them too, in their own blocking call or in any
+ * wait, since progress advances schedules). */
+static void queue_drain(struct weft_coll_shm *sh)
+{
+    weft_wait_t w = {0};
+    while (sh->queue_head != NULL) {
+        if (weft_progress_poll() == 0) {
+            weft_wait_step(&w);
+        }
+    }
+}
+
+/* One step of a non-blocking node_bcast; 1 when the call is finished. */
+static int bcast_poll(void *state, int first, int *rc)
+{
+    shm_op_t             *op    = state;
+    struct weft_coll_shm *sh    = op->sh;
+    MPI_Count             total = op->count * op->dt->size;
+
+    if (first) {
+        op->off = 0, op->last = 0, op->rc = MPI_SUCCESS, op->in_round = 0;
+        queue_push(sh, op);
+    }
+    if (sh->queue_head != op) {
+        return 0;
+    }
+    while (!op->last) {
+        uint64_t r;
+        size_t   len;
+        if (!op->in_round) {
+            op->r        = round_begin(sh);
+            op->in_round = 1;
+        }
+        r = op->r;
+        if (sh->me == op->lroot) {
+            if (!round_reuse_try(sh, r)) {
+                return 0;
+            }
+            len = bcast_round_write(sh, r, op->buf, op->count, op->dt, op->off, &op->last);
+        } else {
+            line_t  *pkt = ready_pkt(sh, r);
+            uint64_t v;
+            int      lines;
+            if ((load(&pkt[0]) & SEQ_ROUND_MASK) < r) {
+                return 0;
+            }
+            v     = load(&pkt[0]);
+            len   = (size_t)seq_size(v);
+            lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
+            /* the root publishes a packet's lines in order: the last one
+             * in means all are */
+            if (lines > 1 && (load(&pkt[lines - 1]) & SEQ_ROUND_MASK) < r) {
+                return 0;
+            }
+            op->last = (v & SEQ_LAST) != 0;
+            if (op->off + (MPI_Count)len > total) {
+                if (op->rc == MPI_SUCCESS) {
+                    op->rc = weft_error(MPI_ERR_TRUNCATE, "the root broadcasts more data than "
+                                                          "count and datatype here hold (%lld "
+                                                          "bytes)",
+                                        (long long)total);
+                }
+            } else if (lines > 0) {
+                for (int i = 0; i < lines; i++) {
+                    MPI_Count at = (MPI_Count)i * INLINE_BYTES;
+                    weft_dt_unpack(op->dt, op->count, op->buf, op->off + at, pkt[i].data,
+                                   pkt_piece(len, at));
+                }
+            } else {
+                weft_dt_unpack(op->dt, op->count, op->buf, op->off, bcast_data(sh, r),
+                               (MPI_Count)len);
+            }
+        }
+        op->off += (MPI_Count)len;
+        op->in_round = 0;
+        round_end(sh, r);
+    }
+    queue_pop(sh);
+    *rc = op->rc;
+    return 1;
 }
 
 /* Reduce count elements of contiguous dt from every local rank (mine at
@@ -431,6 +608,113 @@ static int node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf,
     return rc;
 }
 
+/* all posts (or, with reduced, all "reduced" lines) of round r in? */
+static int all_in(struct weft_coll_shm *sh, const line_t *lines, size_t stride, uint64_t r)
+{
+    for (int j = 0; j < sh->n; j++) {
+        if (j != sh->me && (load(&lines[(size_t)j * stride]) & SEQ_ROUND_MASK) < r) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* One step of a non-blocking node_reduce (same rounds, same combining
+ * order); 1 when the call is finished. Phases of a round: 0 write my
+ * contribution once the buffers are free, 1 wait for every contribution
+ * and reduce, 2 (large) wait for every piece and copy the result out. */
+static int reduce_poll(void *state, int first, int *rc)
+{
+    shm_op_t             *o  = state;
+    struct weft_coll_shm *sh = o->sh;
+    weft_datatype_t      *dt = o->dt;
+    size_t                esize = (size_t)dt->size, total = (size_t)o->count * esize;
+    MPI_Aint              tlb   = dt->true_lb;
+    int                   n = sh->n, me = sh->me, want = o->all || me == o->lroot;
+    int                   small = total <= REDUCE_ALL_MAX;
+    MPI_Count             per_round = small ? o->count : (MPI_Count)(SLOT_BYTES / esize);
+
+    if (first) {
+        o->first = 0, o->phase = 0, o->rc = MPI_SUCCESS, o->in_round = 0, o->last = 0;
+        queue_push(sh, o);
+    }
+    if (sh->queue_head != o) {
+        return 0;
+    }
+    while (!o->last) {
+        MPI_Count cnt = o->count - o->first < per_round ? o->count - o->first : per_round;
+        size_t    len = (size_t)cnt * esize, at = (size_t)o->first * esize;
+        uint64_t  r;
+        if (!o->in_round) {
+            o->r        = round_begin(sh);
+            o->in_round = 1;
+            o->phase    = 0;
+        }
+        r = o->r;
+        if (o->phase == 0) {
+            if (!round_reuse_try(sh, r)) {
+                return 0;
+            }
+            memcpy(contrib(sh, me, r, small ? total : len), (const char *)o->mydata + tlb + at,
+                   len);
+            publish(post_line(sh, me, r), seq_make(r, (MPI_Count)total, small));
+            o->phase = 1;
+        }
+        if (o->phase == 1) {
+            if ((want || !small) && !all_in(sh, sh->post + r % NBUF, NBUF, r)) {
+                return 0;
+            }
+            if (o->first == 0 && (want || !small)) {
+                int j = posted_size_differs(sh, r, (MPI_Count)total);
+                if (j >= 0) { /* everyone reads every post of this round: all stop */
+                    o->rc = size_mismatch("a reduction", (MPI_Count)total, j, sh, r);
+                    if (!small) {
+                        publish(&sh->reduced[me], r);
+                    }
+                    round_end(sh, r);
+                    o->last = 1;
+                    break;
+                }
+            }
+            if (small) {
+                if (want && total > 0) {
+                    memcpy((char *)o->buf + tlb, contrib(sh, n - 1, r, total), total);
+                    for (int j = n - 2; j >= 0 && o->rc == MPI_SUCCESS; j--) {
+                        o->rc = weft_op_reduce(o->op, contrib(sh, j, r, total) - tlb, o->buf,
+                                               o->count, dt);
+                    }
+                }
+                round_end(sh, r);
+                o->last = 1;
+                break;
+            }
+            MPI_Count      poff, pcnt;
+            unsigned char *acc = contrib(sh, n - 1, r, len);
+            weft_coll_block(cnt, n, me, &poff, &pcnt);
+            for (int j = n - 2; pcnt > 0 && j >= 0 && o->rc == MPI_SUCCESS; j--) {
+                size_t pat = (size_t)poff * esize;
+                o->rc = weft_op_reduce(o->op, contrib(sh, j, r, len) + pat - tlb, acc + pat - tlb,
+                                       pcnt, dt);
+            }
+            publish(&sh->reduced[me], r);
+            o->phase = 2;
+        }
+        if (want) {
+            if (!all_in(sh, sh->reduced, 1, r)) {
+                return 0;
+            }
+            memcpy((char *)o->buf + tlb + at, contrib(sh, n - 1, r, len), len);
+        }
+        round_end(sh, r);
+        o->in_round = 0;
+        o->first += cnt;
+        o->last = o->first >= o->count;
+    }
+    queue_pop(sh);
+    *rc = o->rc;
+    return 1;
+}
+
 /* Every local rank's block (block bytes each) gathered on lroot, or on
  * every rank (all), packed and unpacked through the callers' datatypes. */
 typedef struct {
@@ -485,6 +769,225 @@ static int node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count bl
         off += SLOT_BYTES;
     } while (off < block && !(all && rc != MPI_SUCCESS));
     return rc;
+}
+
+/* One node: lroot packs round r's piece of rank j's block into rank j's
+ * slot (up to SLOT_BYTES per rank and round) and flags the round on the
+ * ready line; every other rank copies its piece out of its own slot, all in
+ * parallel. The root decides the rounds (its block size rides on the ready
+ * line, with the last-round bit), so a rank whose block size disagrees still
+ * follows every round and reports the mismatch. */
+static int node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int lroot)
+{
+    int       n = sh->n, me = sh->me, rc = MPI_SUCCESS, last = 0;
+    MPI_Aint  sstride = (MPI_Aint)b->scount * b->sdt->extent;
+    MPI_Count off     = 0;
+
+    if (n == 1) {
+        return MPI_SUCCESS;
+    }
+    while (!last) {
+        uint64_t r   = round_begin(sh);
+        line_t  *pkt = ready_pkt(sh, r);
+        if (me == lroot) {
+            size_t len = (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
+            last       = off + (MPI_Count)len >= block;
+            round_reuse(sh, r);
+            for (int j = 0; j < n && len > 0; j++) {
+                if (j != me) {
+                    weft_dt_pack(b->sdt, b->scount, (const char *)b->sbuf + j * sstride, off,
+                                 contrib(sh, j, r, SLOT_BYTES), (MPI_Count)len);
+                }
+            }
+            publish(&pkt[0], seq_make(r, block, last));
+        } else {
+            wait_ge(&pkt[0], r);
+            uint64_t  v     = load(&pkt[0]);
+            MPI_Count rooth = seq_size(v), len, mine;
+            last            = (v & SEQ_LAST) != 0;
+            if (!seq_size_is(v, block) && rc == MPI_SUCCESS) {
+                rc = weft_error(MPI_ERR_TRUNCATE,
+                                "ranks passed different amounts of data to a scatter (%lld "
+                                "bytes here, about %lld at the root)",
+                                (long long)block, (long long)rooth);
+            }
+            /* the root's block size is known modulo 8 MiB only: copy what
+             * this round holds for us and fits our buffer */
+            len  = last ? (block - off) : SLOT_BYTES;
+            mine = block - off < len ? block - off : len;
+            if (rc == MPI_SUCCESS && mine > 0) {
+                weft_dt_unpack(b->rdt, b->rcount, b->rbuf, off, contrib(sh, me, r, SLOT_BYTES),
+                               mine);
+            }
+        }
+        off += SLOT_BYTES;
+        round_end(sh, r);
+    }
+    return rc;
+}
+
+/* Non-blocking gather / allgather / scatter on one node: node_gather's and
+ * node_scatter's rounds as poll steps (same FIFO order rule as the bcast). */
+typedef struct {
+    shm_op_t  h; /* queue link, region, round state, error */
+    blocks_t  b;
+    MPI_Count block;
+    int       kind; /* 0 gather, 1 allgather, 2 scatter */
+    int       inplace;
+} shm_blocks_op_t;
+
+/* The local part of the call, at each start (the data may have changed). */
+static void blocks_op_start(shm_blocks_op_t *o)
+{
+    struct weft_coll_shm *sh = o->h.sh;
+    int                   me = sh->me, root = o->h.lroot;
+    blocks_t             *b  = &o->b;
+
+    if (o->kind == 2) {
+        if (me == root && !o->inplace) {
+            weft_dt_copy((const char *)b->sbuf + me * (MPI_Aint)b->scount * b->sdt->extent,
+                         b->scount, b->sdt, b->rbuf, b->rcount, b->rdt);
+        }
+    } else if ((o->kind == 1 || me == root) && !o->inplace) {
+        weft_dt_copy(b->sbuf, b->scount, b->sdt,
+                     (char *)b->rbuf + me * (MPI_Aint)b->rcount * b->rdt->extent, b->rcount,
+                     b->rdt);
+    }
+}
+
+static int gather_poll(void *state, int first, int *rc)
+{
+    shm_blocks_op_t      *o  = state;
+    struct weft_coll_shm *sh = o->h.sh;
+    const blocks_t       *b  = &o->b;
+    int                   n = sh->n, me = sh->me, all = o->kind == 1;
+    int                   want = all || me == o->h.lroot;
+    MPI_Aint              rstride = want ? (MPI_Aint)b->rcount * b->rdt->extent : 0;
+
+    if (first) {
+        o->h.off = 0, o->h.last = 0, o->h.rc = MPI_SUCCESS, o->h.in_round = 0;
+        blocks_op_start(o);
+        queue_push(sh, &o->h);
+    }
+    if (sh->queue_head != &o->h) {
+        return 0;
+    }
+    while (!o->h.last) {
+        MPI_Count off = o->h.off;
+        size_t    len = (size_t)(o->block - off < SLOT_BYTES ? o->block - off : SLOT_BYTES);
+        uint64_t  r;
+        if (!o->h.in_round) {
+            o->h.r        = round_begin(sh);
+            o->h.in_round = 1;
+            o->h.phase    = 0;
+        }
+        r = o->h.r;
+        if (o->h.phase == 0) {
+            if (!want || all) {
+                if (!round_reuse_try(sh, r)) {
+                    return 0;
+                }
+                weft_dt_pack(b->sdt, b->scount, b->sbuf, off, contrib(sh, me, r, len),
+                             (MPI_Count)len);
+                publish(post_line(sh, me, r), seq_make(r, o->block, 0));
+            }
+            o->h.phase = 1;
+        }
+        if (want) {
+            if (!all_in(sh, sh->post + r % NBUF, NBUF, r)) {
+                return 0;
+            }
+            for (int j = 0; j < n; j++) {
+                if (j == me) {
+                    continue;
+                }
+                if (!seq_size_is(load(post_line(sh, j, r)), o->block)) {
+                    if (o->h.rc == MPI_SUCCESS) {
+                        o->h.rc = size_mismatch("a gather", o->block, j, sh, r);
+                    }
+                    continue;
+                }
+                weft_dt_unpack(b->rdt, b->rcount, (char *)b->rbuf + j * rstride, off,
+                               contrib(sh, j, r, len), (MPI_Count)len);
+            }
+        }
+        round_end(sh, r);
+        o->h.in_round = 0;
+        o->h.off += SLOT_BYTES;
+        o->h.last = o->h.off >= o->block || (all && o->h.rc != MPI_SUCCESS);
+    }
+    queue_pop(sh);
+    *rc = o->h.rc;
+    return 1;
+}
+
+static int scatter_poll(void *state, int first, int *rc)
+{
+    shm_blocks_op_t      *o  = state;
+    struct weft_coll_shm *sh = o->h.sh;
+    const blocks_t       *b  = &o->b;
+    int                   n = sh->n, me = sh->me, lroot = o->h.lroot;
+    MPI_Aint              sstride = me == lroot ? (MPI_Aint)b->scount * b->sdt->extent : 0;
+
+    if (first) {
+        o->h.off = 0, o->h.last = 0, o->h.rc = MPI_SUCCESS, o->h.in_round = 0;
+        blocks_op_start(o);
+        queue_push(sh, &o->h);
+    }
+    if (sh->queue_head != &o->h) {
+        return 0;
+    }
+    while (!o->h.last) {
+        MPI_Count off = o->h.off;
+        uint64_t  r;
+        line_t   *pkt;
+        if (!o->h.in_round) {
+            o->h.r        = round_begin(sh);
+            o->h.in_round = 1;
+        }
+        r   = o->h.r;
+        pkt = ready_pkt(sh, r);
+        if (me == lroot) {
+            size_t len = (size_t)(o->block - off < SLOT_BYTES ? o->block - off : SLOT_BYTES);
+            if (!round_reuse_try(sh, r)) {
+                return 0;
+            }
+            o->h.last = off + (MPI_Count)len >= o->block;
+            for (int j = 0; j < n && len > 0; j++) {
+                if (j != me) {
+                    weft_dt_pack(b->sdt, b->scount, (const char *)b->sbuf + j * sstride, off,
+                                 contrib(sh, j, r, SLOT_BYTES), (MPI_Count)len);
+                }
+            }
+            publish(&pkt[0], seq_make(r, o->block, o->h.last));
+        } else {
+            uint64_t  v;
+            MPI_Count len, mine;
+            if ((load(&pkt[0]) & SEQ_ROUND_MASK) < r) {
+                return 0;
+            }
+            v         = load(&pkt[0]);
+            o->h.last = (v & SEQ_LAST) != 0;
+            if (!seq_size_is(v, o->block) && o->h.rc == MPI_SUCCESS) {
+                o->h.rc = weft_error(MPI_ERR_TRUNCATE,
+                                     "ranks passed different amounts of data to a scatter (%lld "
+                                     "bytes here, about %lld at the root)",
+                                     (long long)o->block, (long long)seq_size(v));
+            }
+            len  = o->h.last ? (o->block - off) : SLOT_BYTES;
+            mine = o->block - off < len ? o->block - off : len;
+            if (o->h.rc == MPI_SUCCESS && mine > 0) {
+                weft_dt_unpack(b->rdt, b->rcount, b->rbuf, off, contrib(sh, me, r, SLOT_BYTES),
+                               mine);
+            }
+        }
+        round_end(sh, r);
+        o->h.in_round = 0;
+        o->h.off += SLOT_BYTES;
+    }
+    queue_pop(sh);
+    *rc = o->h.rc;
+    return 1;
 }
 
 /* ---- setup ------------------------------------------------------------------ */
@@ -883,6 +1386,26 @@ static int gather_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc, int 
     return node_gather(cc->shm, &b, block, all, a->root);
 }
 
+static int scatter_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    weft_comm_t *comm = a->comm;
+    int          me = comm->rank, root = a->root;
+    blocks_t     b  = {a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt};
+    MPI_Count    block;
+
+    (void)cc;
+    if (me == root) {
+        block = a->scount * a->sdt->size;
+        if (a->rbuf != MPI_IN_PLACE) {
+            weft_dt_copy((const char *)a->sbuf + me * (MPI_Aint)a->scount * a->sdt->extent,
+                         a->scount, a->sdt, a->rbuf, a->rcount, a->rdt);
+        }
+    } else {
+        block = a->rcount * a->rdt->size;
+    }
+    return node_scatter(cc->shm, &b, block, root);
+}
+
 /* One node: every rank packs all its outgoing blocks into its slot (block
  * j at j * piece), then unpacks block `me` of every other rank's slot.
  * Rounds cover the same byte range of every block, so MPI_IN_PLACE works:
@@ -938,6 +1461,10 @@ int weft_coll_shm_run(int alg, const weft_coll_args_t *a)
 {
     struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
 
+    if (cc->shm != NULL) {
+        queue_drain(cc->shm);
+    }
+
     switch (alg) {
     case WEFT_ALG_BARRIER_INTRA_shm: return barrier_shm(a, cc);
     case WEFT_ALG_BCAST_INTRA_shm: return bcast_shm(a, cc);
@@ -946,14 +1473,39 @@ int weft_coll_shm_run(int alg, const weft_coll_args_t *a)
     case WEFT_ALG_GATHER_INTRA_shm: return gather_shm(a, cc, 0);
     case WEFT_ALG_ALLGATHER_INTRA_shm: return gather_shm(a, cc, 1);
     case WEFT_ALG_ALLTOALL_INTRA_shm: return alltoall_shm(a, cc);
+    case WEFT_ALG_SCATTER_INTRA_shm: return scatter_shm(a, cc);
     default:
         return weft_error(MPI_ERR_INTERN, "algorithm %s is not a shared-memory one",
                           weft_coll_algs[alg].name);
     }
 }
 
+/* Non-blocking and persistent bcast on one node: one poll step (the node
+ * phase, ordered with the communicator's other shared-memory calls). */
+int weft_coll_bcast_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+    shm_op_t              *op;
+
+    if (cc->shm == NULL || cc->nodes != 1) {
+        return weft_error(MPI_ERR_INTERN, "the shm bcast schedule needs one node's region");
+    }
+    op = weft_sched_alloc(s, sizeof(*op));
+    if (op == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory bcast");
+    }
+    memset(op, 0, sizeof(*op));
+    op->sh    = cc->shm;
+    op->buf   = a->rbuf;
+    op->count = a->count;
+    op->dt    = a->dt;
+    op->lroot = a->root;
+    return weft_sched_poll(s, bcast_poll, op);
+}
+
 /* The registry wants a builder per row; these algorithms have no schedule
- * form (WEFT_R_SHM keeps them off non-blocking and persistent calls). */
+ * form (shm_allowed in coll.c keeps them off non-blocking and persistent
+ * calls). */
 #define NO_SCHEDULE(_coll)                                                                    \
     int weft_coll_##_coll##_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)            \
     {                                                                                         \
@@ -962,9 +1514,88 @@ int weft_coll_shm_run(int alg, const weft_coll_args_t *a)
         return weft_error(MPI_ERR_INTERN, "the shm " #_coll " has no schedule form");       \
     }
 NO_SCHEDULE(barrier)
-NO_SCHEDULE(bcast)
-NO_SCHEDULE(reduce)
-NO_SCHEDULE(allreduce)
-NO_SCHEDULE(gather)
-NO_SCHEDULE(allgather)
+/* Non-blocking and persistent reduce / allreduce on one node. */
+static int reduce_schedule(weft_sched_t *s, const weft_coll_args_t *a, int all)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+    shm_op_t              *op;
+
+    if (cc->shm == NULL || cc->nodes != 1) {
+        return weft_error(MPI_ERR_INTERN, "the shm reduction schedule needs one node's region");
+    }
+    op = weft_sched_alloc(s, sizeof(*op));
+    if (op == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory reduction");
+    }
+    memset(op, 0, sizeof(*op));
+    op->sh     = cc->shm;
+    op->mydata = weft_coll_mydata(a);
+    op->buf    = a->rbuf;
+    op->count  = a->count;
+    op->dt     = a->dt;
+    op->op     = a->op;
+    op->all    = all;
+    op->lroot  = a->root;
+    return weft_sched_poll(s, reduce_poll, op);
+}
+
+int weft_coll_reduce_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return reduce_schedule(s, a, 0);
+}
+
+int weft_coll_allreduce_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return reduce_schedule(s, a, 1);
+}
+
+/* Non-blocking and persistent gather / allgather / scatter on one node. */
+static int blocks_schedule(weft_sched_t *s, const weft_coll_args_t *a, int kind)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+    shm_blocks_op_t       *o;
+    int                    me = a->comm->rank;
+
+    if (cc->shm == NULL || cc->nodes != 1) {
+        return weft_error(MPI_ERR_INTERN, "the shm gather/scatter schedule needs one node's region");
+    }
+    o = weft_sched_alloc(s, sizeof(*o));
+    if (o == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory gather or scatter");
+    }
+    memset(o, 0, sizeof(*o));
+    o->h.sh    = cc->shm;
+    o->h.lroot = a->root;
+    o->kind    = kind;
+    o->b       = (blocks_t){a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt};
+    if (kind == 2) {
+        o->inplace = me == a->root && a->rbuf == MPI_IN_PLACE;
+        o->block   = me == a->root ? a->scount * a->sdt->size : a->rcount * a->rdt->size;
+        return weft_sched_poll(s, scatter_poll, o);
+    }
+    o->inplace = a->sbuf == MPI_IN_PLACE;
+    if (o->inplace) { /* my block already sits in rbuf */
+        o->b.sbuf   = (char *)a->rbuf + me * (MPI_Aint)a->rcount * a->rdt->extent;
+        o->b.scount = a->rcount;
+        o->b.sdt    = a->rdt;
+    }
+    o->block = o->b.scount * o->b.sdt->size;
+    return weft_sched_poll(s, gather_poll, o);
+}
+
+int weft_coll_gather_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return blocks_schedule(s, a, 0);
+}
+
+int weft_coll_allgather_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return blocks_schedule(s, a, 1);
+}
+
+int weft_coll_scatter_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return blocks_schedule(s, a, 2);
+}
+
 NO_SCHEDULE(alltoall)

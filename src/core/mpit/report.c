@@ -12,9 +12,13 @@
 #include <string.h>
 
 #include "core/comm.h"
+#include "api_impl.h"
+#include "core/datatype.h"
+#include "core/mpit/mpi_time.h"
 #include "core/mpit/pvar.h"
 #include "core/mpit/report.h"
 #include "core/pt2pt.h"
+#include "core/op.h"
 #include "core/runtime.h"
 #include "util/log.h"
 #include "util/tunables.h"
@@ -32,12 +36,48 @@ enum {
     R_UNEXP_HWM,
     R_WAIT_NS,
     R_WALL_NS,
-    R_NSCALARS
+    R_MPI_TIMED, /* 1 if this rank timed its MPI calls (the report was on at MPI_Init) */
+    R_MPI_NS,    /* WEFT_CALL_NCLASSES words: ns inside MPI calls per call class */
+    R_NSCALARS = R_MPI_NS + WEFT_CALL_NCLASSES
 };
 
 static const weft_pvar_id_t counted[R_NSCALARS] = {
     WEFT_PVAR_EAGER_MSGS_SENT, WEFT_PVAR_RNDV_MSGS_SENT, WEFT_PVAR_MSGS_RECEIVED,
-    WEFT_PVAR_UNEXP_MSGS,      WEFT_PVAR_NONE,           WEFT_PVAR_WAIT_TIME, WEFT_PVAR_NONE};
+    WEFT_PVAR_UNEXP_MSGS,      WEFT_PVAR_NONE,           WEFT_PVAR_WAIT_TIME, WEFT_PVAR_NONE,
+    WEFT_PVAR_NONE,            WEFT_PVAR_NONE,           WEFT_PVAR_NONE,      WEFT_PVAR_NONE,
+    WEFT_PVAR_NONE,            WEFT_PVAR_NONE};
+
+static const char *const call_class_names[WEFT_CALL_NCLASSES] = WEFT_CALL_CLASS_NAMES;
+
+/* ---- time inside MPI calls (mpi_time.h) ---- */
+
+int      weft_mpi_time_on;
+uint64_t weft_mpi_time_ns[WEFT_CALL_NCLASSES];
+
+static __thread __attribute__((tls_model("initial-exec"))) int      call_depth;
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t call_start_ns;
+
+void weft_mpi_time_enter(void)
+{
+    if (call_depth++ == 0) {
+        call_start_ns = weft_pvar_now_ns();
+    }
+}
+
+void weft_mpi_time_exit(weft_call_class_t cls)
+{
+    /* depth 0: timing was switched on inside this call; it never started. */
+    if (call_depth > 0 && --call_depth == 0) {
+        __atomic_fetch_add(&weft_mpi_time_ns[cls], weft_pvar_now_ns() - call_start_ns,
+                           __ATOMIC_RELAXED);
+    }
+}
+
+static int report_wanted(void)
+{
+    const char *file = weft_tunables.REPORT_FILE;
+    return weft_tunables.REPORT > 0 || (file != NULL && file[0] != '\0');
+}
 
 static uint64_t  start_scalars[R_NSCALARS];
 static uint64_t *start_colls, *start_algs;
@@ -46,6 +86,7 @@ static int       nranks, ncolls, nalgs;
 
 void weft_report_start(void)
 {
+    weft_mpi_time_on = 0;
     nranks = weft_comm_world.size;
     ncolls = weft_pvar_element_count(WEFT_PVAR_COLL_CALLS);
     nalgs  = weft_pvar_element_count(WEFT_PVAR_COLL_ALG_CALLS);
@@ -71,6 +112,13 @@ void weft_report_start(void)
     }
     weft_pvar_peak[WEFT_PVAR_UNEXP_QUEUE_LEN] = weft_pvar[WEFT_PVAR_UNEXP_QUEUE_LEN];
     start_ns = weft_pvar_now_ns();
+    /* Timing every call costs two clock reads per call: only when the report
+     * is asked for at init (a report switched on later through MPI_T shows
+     * the time in MPI as not measured). */
+    for (int c = 0; c < WEFT_CALL_NCLASSES; c++) {
+        __atomic_store_n(&weft_mpi_time_ns[c], 0, __ATOMIC_RELAXED);
+    }
+    weft_mpi_time_on = report_wanted();
 }
 
 /* Record: scalars, traffic (msgs, bytes) per destination, coll calls, alg calls, host. */
@@ -88,6 +136,10 @@ static void fill_record(uint64_t *rec)
     }
     p[R_UNEXP_HWM] = weft_pvar_peak[WEFT_PVAR_UNEXP_QUEUE_LEN];
     p[R_WALL_NS]   = weft_pvar_now_ns() - start_ns;
+    p[R_MPI_TIMED] = (uint64_t)weft_mpi_time_on;
+    for (int c = 0; c < WEFT_CALL_NCLASSES; c++) {
+        p[R_MPI_NS + c] = __atomic_load_n(&weft_mpi_time_ns[c], __ATOMIC_RELAXED);
+    }
     p += R_NSCALARS;
     for (int d = 0; d < nranks; d++) {
         *p++ = weft_traffic[d].msgs;
@@ -117,6 +169,15 @@ static uint64_t row_sum(int r, int bytes)
     uint64_t s = 0;
     for (int d = 0; d < nranks; d++) {
         s += bytes ? BYTES(r, d) : MSGS(r, d);
+    }
+    return s;
+}
+
+static uint64_t mpi_ns(int r)
+{
+    uint64_t s = 0;
+    for (int c = 0; c < WEFT_CALL_NCLASSES; c++) {
+        s += SCALAR(r, R_MPI_NS + c);
     }
     return s;
 }
@@ -163,17 +224,21 @@ static void print_text(int level)
 
     fprintf(stderr, "weft report: job %s, %d rank%s\n", weft_runtime.jobid, nranks,
             nranks == 1 ? "" : "s");
-    fprintf(stderr, "weft report: %5s %10s %14s %10s %10s %10s %10s %9s %10s %10s  %s\n", "rank",
+    fprintf(stderr, "weft report: %5s %10s %14s %10s %10s %10s %10s %9s %10s %10s %10s  %s\n", "rank",
             "msgs_sent", "bytes_sent", "eager", "rndv", "msgs_recv", "unexpected", "unexp_hwm",
-            "wait_s", "wall_s", "host");
+            "mpi_s", "wait_s", "wall_s", "host");
     for (int r = 0; r < nranks; r++) {
+        char mpi_s[32] = "-"; /* not measured on that rank */
+        if (SCALAR(r, R_MPI_TIMED)) {
+            snprintf(mpi_s, sizeof(mpi_s), "%.6f", 1e-9 * (double)mpi_ns(r));
+        }
         fprintf(stderr,
-                "weft report: %5d %10llu %14llu %10llu %10llu %10llu %10llu %9llu %10.6f %10.6f  %s\n",
+                "weft report: %5d %10llu %14llu %10llu %10llu %10llu %10llu %9llu %10s %10.6f %10.6f  %s\n",
                 r, (unsigned long long)row_sum(r, 0), (unsigned long long)row_sum(r, 1),
                 (unsigned long long)SCALAR(r, R_EAGER_MSGS), (unsigned long long)SCALAR(r, R_RNDV_MSGS),
                 (unsigned long long)SCALAR(r, R_MSGS_RECEIVED),
                 (unsigned long long)SCALAR(r, R_UNEXP_MSGS), (unsigned long long)SCALAR(r, R_UNEXP_HWM),
-                1e-9 * (double)SCALAR(r, R_WAIT_NS), 1e-9 * (double)SCALAR(r, R_WALL_NS), HOST(r));
+                mpi_s, 1e-9 * (double)SCALAR(r, R_WAIT_NS), 1e-9 * (double)SCALAR(r, R_WALL_NS), HOST(r));
     }
     for (int i = 0; i < nalgs; i++) {
         uint64_t lo = ALG(0, i), hi = ALG(0, i);
@@ -265,12 +330,22 @@ static int write_json(const char *path)
         fprintf(f,
                 ", \"msgs_sent\": %llu, \"bytes_sent\": %llu, \"eager_msgs_sent\": %llu, "
                 "\"rndv_msgs_sent\": %llu, \"msgs_received\": %llu, \"unexpected_msgs\": %llu, "
-                "\"unexpected_queue_hwm\": %llu, \"wait_seconds\": %.9f, \"wall_seconds\": %.9f}",
+                "\"unexpected_queue_hwm\": %llu, \"wait_seconds\": %.9f, \"wall_seconds\": %.9f, ",
                 (unsigned long long)row_sum(r, 0), (unsigned long long)row_sum(r, 1),
                 (unsigned long long)SCALAR(r, R_EAGER_MSGS), (unsigned long long)SCALAR(r, R_RNDV_MSGS),
                 (unsigned long long)SCALAR(r, R_MSGS_RECEIVED),
                 (unsigned long long)SCALAR(r, R_UNEXP_MSGS), (unsigned long long)SCALAR(r, R_UNEXP_HWM),
                 1e-9 * (double)SCALAR(r, R_WAIT_NS), 1e-9 * (double)SCALAR(r, R_WALL_NS));
+        if (!SCALAR(r, R_MPI_TIMED)) {
+            fputs("\"mpi_seconds\": null, \"mpi_seconds_by_class\": null}", f);
+            continue;
+        }
+        fprintf(f, "\"mpi_seconds\": %.9f, \"mpi_seconds_by_class\": {", 1e-9 * (double)mpi_ns(r));
+        for (int c = 0; c < WEFT_CALL_NCLASSES; c++) {
+            fprintf(f, "%s\"%s\": %.9f", c ? ", " : "", call_class_names[c],
+                    1e-9 * (double)SCALAR(r, R_MPI_NS + c));
+        }
+        fputs("}}", f);
     }
     fputs("\n  ],\n  \"collective_calls\": {", f);
     first = 1;
@@ -304,22 +379,70 @@ static int write_json(const char *path)
     return fclose(f) == 0 ? 0 : -1;
 }
 
+/* Every rank says what it wants and whether it has its record; all learn
+ * the most anyone asked for, so ranks whose WEFT_REPORT / WEFT_REPORT_FILE
+ * differ (a user error: scope ALL_EQ) still take part and nobody waits in
+ * vain. Costs one small allreduce at MPI_Finalize, report on or off. */
+enum { A_LEVEL, A_FILE, A_NO_RECORD, A_NEG_LEVEL, A_NEG_FILE, A_N };
+
+static int agree_on_report(int agreed[A_N], int have_record)
+{
+    const char *file = weft_tunables.REPORT_FILE;
+    int         want[A_N];
+
+    want[A_LEVEL]     = weft_tunables.REPORT;
+    want[A_FILE]      = file != NULL && file[0] != '\0';
+    want[A_NO_RECORD] = !have_record;
+    want[A_NEG_LEVEL] = -want[A_LEVEL];
+    want[A_NEG_FILE]  = -want[A_FILE];
+    memcpy(agreed, want, sizeof(want));
+    if (weft_comm_world.size > 1 &&
+        weft_allreduce_impl(want, agreed, A_N, weft_datatype_from_handle(MPI_INT),
+                            weft_op_from_handle(MPI_MAX), &weft_comm_world) != MPI_SUCCESS) {
+        weft_log_warn("the job report: ranks could not agree whether to write it; none is written");
+        return -1;
+    }
+    return 0;
+}
+
 void weft_report_finish(void)
 {
-    const char *file  = weft_tunables.REPORT_FILE;
-    int         level = weft_tunables.REPORT;
-    int         me    = weft_comm_world.rank;
-    size_t      words = record_words();
+    const char *file = weft_tunables.REPORT_FILE;
+    int         me   = weft_comm_world.rank;
+    size_t      words;
+    uint64_t   *mine = NULL;
+    int         agreed[A_N];
 
-    if ((level == 0 && (file == NULL || file[0] == '\0')) || weft_traffic == NULL) {
+    /* The record first: the agreement below is itself traffic. */
+    if (weft_traffic != NULL) {
+        words = record_words();
+        mine  = calloc(words, sizeof(uint64_t));
+        if (mine != NULL) {
+            fill_record(mine);
+        }
+    }
+    weft_mpi_time_on = 0;
+    if (agree_on_report(agreed, mine != NULL) != 0 || (agreed[A_LEVEL] == 0 && agreed[A_FILE] == 0)) {
+        free(mine);
         return;
     }
-    uint64_t *mine = calloc(words, sizeof(uint64_t));
-    if (mine == NULL) {
-        weft_log_warn("no memory for the job report");
+    if (me == 0 && (-agreed[A_NEG_LEVEL] != agreed[A_LEVEL] || -agreed[A_NEG_FILE] != agreed[A_FILE])) {
+        const char *where = !agreed[A_FILE] ? "no" : agreed[A_NEG_FILE] ? "all" : "some";
+        weft_log_warn("WEFT_REPORT (%d..%d) or WEFT_REPORT_FILE (set on %s ranks) differs between ranks: "
+                      "reporting at WEFT_REPORT=%d%s",
+                      -agreed[A_NEG_LEVEL], agreed[A_LEVEL], where, agreed[A_LEVEL],
+                      (file == NULL || file[0] == '\0') && agreed[A_FILE]
+                          ? ", without JSON (rank 0 has no WEFT_REPORT_FILE)"
+                          : "");
+    }
+    if (agreed[A_NO_RECORD]) {
+        if (me == 0) {
+            weft_log_warn("no memory for the job report on some rank: no report");
+        }
+        free(mine);
         return;
     }
-    fill_record(mine);
+    words = record_words();
     if (me != 0) {
         weft_send_bytes(mine, words * sizeof(uint64_t), 0, REPORT_TAG, &weft_comm_world);
         free(mine);
@@ -339,8 +462,8 @@ void weft_report_finish(void)
     for (int r = 1; r < nranks; r++) {
         weft_recv_bytes(REC(r), words * sizeof(uint64_t), r, REPORT_TAG, &weft_comm_world);
     }
-    if (level > 0) {
-        print_text(level);
+    if (agreed[A_LEVEL] > 0) {
+        print_text(agreed[A_LEVEL]);
     }
     if (file != NULL && file[0] != '\0' && write_json(file) != 0) {
         weft_log_warn("WEFT_REPORT_FILE=%s: cannot write the job report", file);

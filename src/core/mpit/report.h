@@ -10,9 +10,11 @@
  * report covers MPI_Init's end to MPI_Finalize's start). */
 void weft_report_start(void);
 
-/* Start of MPI_Finalize, on every rank: gather to rank 0 and print / write
- * the report if WEFT_REPORT or WEFT_REPORT_FILE asks for it (both must be the
- * same on every rank: scope ALL_EQ). */
+/* Start of MPI_Finalize, on every rank (collective over MPI_COMM_WORLD):
+ * gather to rank 0 and print / write the report if WEFT_REPORT or
+ * WEFT_REPORT_FILE asks for it on any rank (they should be the same on every
+ * rank, scope ALL_EQ; when they differ rank 0 warns and the largest level is
+ * used, so nobody hangs). */
 void weft_report_finish(void);
 
 #endif

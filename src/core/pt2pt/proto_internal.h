@@ -5,6 +5,7 @@
  *   match.c     posted/unexpected queues (pooled unexpected entries)
  *   protocol.c  eager and rendezvous over active messages, sending, progress
  *   shm_rndv.c  intra-node rendezvous: CMA pull, cooperative copy, 2-copy pipe
+ *   shm_tune.c  intra-node thresholds in force (shm_thresholds.c: the choice)
  *   net_rndv.c  inter-node rendezvous through the netmod (R3)
  * Peers are job ranks; the peer table (core/dev/peer.h) says how each is
  * reached.
@@ -16,6 +17,7 @@
 #include <sys/uio.h>
 
 #include "core/dev/peer.h"
+#include "core/pt2pt/shm_thresholds.h"
 #include "core/pt2pt_internal.h"
 
 /* RTS payload. */
@@ -76,6 +78,7 @@ typedef struct {
     weft_unexp_t   unexp;    /* sentinel of the unexpected list */
     int            pending;  /* peers with queued work (fast skip) */
     int            sends_out; /* rendezvous sends not yet completed */
+    weft_p2p_thresholds_t tuning; /* intra-node thresholds and why (shm_tune.c); last: cold */
 } p2p_t;
 
 extern p2p_t p2p;
@@ -104,6 +107,11 @@ int  p2p_shm_rts_prepare(int peer, weft_request_t *req, rts_t *rts);
 void p2p_shm_cts(int peer, weft_request_t *sreq);
 void p2p_shm_fin(int peer, weft_request_t *sreq);
 int  p2p_shm_progress(int peer, peer_state_t *ps);
+
+/* shm_tune.c: local rank 0 describes the CPU before the shm init; after it,
+ * set p2p.eager_limit and p2p.cma_threshold (an MPI error code). */
+void p2p_shm_node_facts(weft_shm_costs_t *facts);
+int  p2p_shm_tune(size_t ring_payload);
 
 /* net_rndv.c (peer is remote) */
 void p2p_net_rndv_recv(int peer, weft_request_t *req, const rts_t *rts);

@@ -606,17 +606,21 @@ int weft_pt2pt_module_init(void)
     cfg.pipe_slots      = (int)weft_tunables.SMP_SEND_BUF_COUNT;
     cfg.use_cma         = weft_tunables.SMP_USE_CMA;
     cfg.wake_on_send    = weft_tunables.WAIT_POLICY == 3; /* blocking */
+    cfg.cma_extra_ns    = weft_tunables.SMP_CMA_EXTRA_COST;
+    cfg.node_facts      = NULL;
+    weft_shm_costs_t facts;
+    if (pmi->local_rank == 0 && pmi->local_size >= 2) { /* it measures for the node */
+        p2p_shm_node_facts(&facts);
+        cfg.node_facts = &facts;
+    }
     if (weft_shm_init(pmi, weft_runtime.jobid, &cfg, weft_am_handlers) != 0) {
         return weft_error(MPI_ERR_OTHER, "shared-memory channel setup failed");
     }
-    p2p.cma           = weft_shm_cma_enabled();
-    p2p.cma_threshold = weft_tunables.SMP_CMA_THRESHOLD;
-    p2p.eager_limit   = weft_tunables.SMP_EAGERSIZE;
+    p2p.cma = weft_shm_cma_enabled();
     WEFT_PVAR_SET(SHM_RING_BYTES, cfg.ring_bytes);
-    if (p2p.eager_limit > weft_shm_max_payload()) {
-        weft_log_warn("WEFT_SMP_EAGERSIZE=%zu exceeds what WEFT_SMP_QUEUE_LENGTH allows; using %zu",
-                      p2p.eager_limit, weft_shm_max_payload());
-        p2p.eager_limit = weft_shm_max_payload();
+    rc = p2p_shm_tune(weft_shm_max_payload());
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
     p2p.net_eager_limit = weft_tunables.EAGER_THRESHOLD;
     p2p.r3_chunk        = weft_tunables.R3_CHUNK_SIZE > 0 ? weft_tunables.R3_CHUNK_SIZE : 65536;

@@ -65,8 +65,12 @@ typedef struct {
     int32_t  pid;
     uint32_t cma_ok;
     uint64_t probe_addr;
-    char     pad[128 - 24];
+    uint64_t probe_area;  /* WEFT_SHM_COST_PROBE_BYTES rank 0 reads to time CMA */
+    weft_shm_costs_t costs; /* local rank 0's measurement (only its own is read) */
+    char     pad[128 - 32 - sizeof(weft_shm_costs_t)];
 } shm_rank_ctl_t;
+
+_Static_assert(sizeof(shm_rank_ctl_t) == 128, "rank control block size");
 
 /* Doorbell of one receiver: bit s set = "sender s published something". */
 typedef struct {
@@ -146,6 +150,8 @@ static struct {
 } shm;
 
 static volatile uint64_t cma_probe_word;
+static char cost_probe_area[WEFT_SHM_COST_PROBE_BYTES] __attribute__((aligned(4096)));
+static weft_shm_costs_t costs;
 
 static size_t align_up(size_t v, size_t a)
 {
@@ -179,6 +185,13 @@ static int cma_probe(void)
         return 0;
     }
     return value == (0x5765667400000000ull | (uint32_t)shm.ctl[peer].pid);
+}
+
+/* Local rank 0: costs of reading local rank 1's probe area (shm_cost.c). */
+static void measure_costs(int cma_ok, long cma_extra_ns)
+{
+    weft_shm_measure_costs(shm.ctl[1].pid, (const void *)(uintptr_t)shm.ctl[1].probe_area,
+                           cost_probe_area, cma_ok, cma_extra_ns, &costs);
 }
 
 int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_config_t *config,
@@ -276,6 +289,7 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
     cma_probe_word             = 0x5765667400000000ull | (uint32_t)getpid();
     shm.ctl[shm.me].pid        = (int32_t)getpid();
     shm.ctl[shm.me].probe_addr = (uint64_t)(uintptr_t)&cma_probe_word;
+    shm.ctl[shm.me].probe_area = (uint64_t)(uintptr_t)cost_probe_area;
     if (weft_pmi_fence() != 0) {
         return -1;
     }
@@ -283,12 +297,23 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
         shm_unlink(name); /* everyone has it mapped: a crash now leaves nothing behind */
     }
     shm.ctl[shm.me].cma_ok = config->use_cma && cma_probe();
+    if (shm.me == 0 && shm.n >= 2) {
+        if (config->node_facts != NULL) {
+            memcpy(&costs, config->node_facts, sizeof(costs));
+        }
+        measure_costs(shm.ctl[0].cma_ok, config->cma_extra_ns);
+        shm.ctl[0].costs = costs;
+    }
     if (weft_pmi_fence() != 0) {
         return -1;
     }
     shm.cma = config->use_cma;
     for (int p = 0; p < shm.n; p++) {
         shm.cma = shm.cma && shm.ctl[p].cma_ok;
+    }
+    costs = shm.n >= 2 ? shm.ctl[0].costs : (weft_shm_costs_t){0};
+    if (!shm.cma) { /* some pair cannot use CMA: nobody does */
+        costs.cma_ns = costs.cma_page_ns = 0;
     }
     return 0;
 }
@@ -308,6 +333,11 @@ void weft_shm_fini(void)
 int weft_shm_cma_enabled(void)
 {
     return shm.cma;
+}
+
+void weft_shm_costs(weft_shm_costs_t *out)
+{
+    *out = costs;
 }
 
 size_t weft_shm_max_payload(void)

@@ -36,7 +36,25 @@ typedef struct {
     int    pipe_slots;      /* slots per ordered pair */
     int    use_cma;         /* wanted; the init probe may still refuse */
     int    wake_on_send;    /* blocking wait policy: senders wake sleepers */
+    long   cma_extra_ns;    /* testing: added to the measured CMA cost */
+    const void *node_facts; /* local rank 0: weft_shm_costs_t with the cpu fields filled */
 } weft_shm_config_t;
+
+/* Mechanism costs measured once per job by local rank 0 at init, with the
+ * CPU it describes (its config->node_facts), read by every local rank from
+ * the segment so all ranks derive the same thresholds. Zero when nothing
+ * was measured (fewer than 2 local ranks; cma_ns also without CMA). */
+typedef struct {
+    uint64_t probe_bytes; /* bytes moved by each measured operation */
+    uint64_t cma_ns;      /* one process_vm_readv of probe_bytes (+ cma_extra_ns) */
+    uint64_t cma_page_ns; /* one of a quarter of probe_bytes (+ cma_extra_ns) */
+    uint64_t copy_ns;     /* one memcpy of probe_bytes within this process */
+    uint64_t init_ns;     /* what the measurement cost rank 0 */
+    uint64_t l2_bytes;    /* L2 cache bytes (0 unknown) */
+    char     cpu_vendor[16];
+    int32_t  cpu_family;  /* -1 unknown */
+    int32_t  cpu_model;
+} weft_shm_costs_t;
 
 /* Create/map the node segment (collective over the job through PMI fences),
  * probe CMA, unlink the segment. Returns 0 or -1 (message printed). */
@@ -46,6 +64,24 @@ void weft_shm_fini(void);
 
 /* CMA usable between every pair of local ranks (probed at init). */
 int weft_shm_cma_enabled(void);
+
+/* Bytes of the cost probe: a few pages, as the rendezvous of a medium
+ * message pins and copies. */
+#define WEFT_SHM_COST_PROBE_BYTES (16u << 10)
+
+/* Measure into costs (the cpu fields are kept): one memcpy of
+ * WEFT_SHM_COST_PROBE_BYTES from local_src and, when cma_ok, one
+ * process_vm_readv of as many bytes, and one of a quarter of them, at
+ * remote_src in process pid (plus cma_extra_ns); the fastest of a few each. Self-contained (shm_cost.c), so
+ * weft-info measures the same way outside a job. */
+void weft_shm_measure_costs(pid_t pid, const void *remote_src, const void *local_src, int cma_ok,
+                            long cma_extra_ns, weft_shm_costs_t *costs);
+
+/* weft_shm_max_payload for a ring of ring_bytes (weft_shm_config_t). */
+size_t weft_shm_ring_payload(size_t ring_bytes);
+
+/* The node's measured mechanism costs (see weft_shm_costs_t). */
+void weft_shm_costs(weft_shm_costs_t *costs);
 
 /* Largest payload one message can carry. */
 size_t weft_shm_max_payload(void);

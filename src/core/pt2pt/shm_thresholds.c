@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Intra-node thresholds by architecture.
+ *
+ * Model (costs from transport/shm's init probe: CMA reads of 4 and 16 KiB
+ * from another process, whose line through both gives CMA's fixed cost F
+ * (system call, page pinning) and its copy rate B across processes):
+ *   eager       two copies (sender into the ring, receiver out of it),
+ *               no handshake
+ *   pipeline    two copies through cache-sized slots after an RTS/CTS
+ *   CMA         one copy at B plus F, after an RTS
+ * Two copies beat one copy plus F below F * B. Two corrections, calibrated
+ * on the AMD VM (bw at np 2: eager 64 KiB 7.3 GB/s, CMA 64 KiB 1.8 GB/s,
+ * while the probe predicts ~13): eager's two copies run on both cores at
+ * once (x2), and a rendezvous adds the RTS/FIN exchange and pins pages
+ * not hot in the TLB as the probe's are (x2). So n* = 4 F B, rounded to
+ * the nearest power of two (stable against probe noise). Eager carries what fits
+ * in the ring with room for a few messages in flight (a quarter of it); the
+ * pipeline the rest up to n*; CMA everything larger. Where CMA costs ~1 us
+ * (the Intel machine) n* is ~16 KiB; where it costs ~3 us (the AMD VM)
+ * several times that, which is where the eager/rendezvous cliff came from.
+ */
+#include "core/pt2pt/shm_thresholds.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/tunables.h"
+
+/* Without a measurement (no second local rank): the old fixed values. */
+#define FIXED_EAGER (8u << 10)
+#define MIN_EAGER   (4u << 10)
+/* n* = RNDV_OVERHEAD_FACTOR * F * B (see top) */
+#define RNDV_OVERHEAD_FACTOR 4.0
+
+static size_t pow2_floor(size_t v)
+{
+    size_t p = 1;
+    while (p <= v / 2) {
+        p *= 2;
+    }
+    return v == 0 ? 0 : p;
+}
+
+void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload,
+                                  weft_p2p_thresholds_t *t)
+{
+    /* a quarter of the ring (ring_payload is half of it, less a header) */
+    size_t ring_cap = pow2_floor(ring_payload + WEFT_SHM_HDR_SIZE) / 2;
+
+    if (c->copy_ns == 0) {
+        t->eager_limit   = FIXED_EAGER;
+        t->cma_threshold = 0;
+        snprintf(t->table, sizeof(t->table), "fixed");
+        snprintf(t->why, sizeof(t->why), "no other local rank: nothing measured");
+        return;
+    }
+    if (c->cma_ns == 0) { /* no CMA: the pipeline is the only rendezvous */
+        t->eager_limit   = ring_cap;
+        t->cma_threshold = 0;
+        snprintf(t->table, sizeof(t->table), "measured");
+        snprintf(t->why, sizeof(t->why),
+                 "no CMA: eager up to a quarter of the ring (%zu), then the 2-copy pipeline",
+                 ring_cap);
+        return;
+    }
+    /* the line through (probe/4, cma_page_ns) and (probe, cma_ns) */
+    double q        = (double)c->probe_bytes / 4.0;
+    double slope    = ((double)c->cma_ns - (double)c->cma_page_ns) / (3.0 * q); /* ns per byte */
+    double min_rate = (double)c->probe_bytes / (double)c->copy_ns / 16.0; /* sanity floor */
+    double rate     = slope > 0 && 1.0 / slope > min_rate ? 1.0 / slope : min_rate;
+    double fixed_ns = (double)c->cma_page_ns - q / rate;
+    if (fixed_ns < 0) {
+        fixed_ns = 0;
+    }
+    double cross    = RNDV_OVERHEAD_FACTOR * fixed_ns * rate; /* n* (see top) */
+    size_t nstar    = cross >= (double)((size_t)1 << 40) ? (size_t)1 << 40
+                                                          : pow2_floor((size_t)(cross * 1.41421356));
+    size_t eager    = nstar < ring_cap ? nstar : ring_cap;
+
+    if (eager < MIN_EAGER) {
+        eager = MIN_EAGER;
+    }
+    t->eager_limit   = eager;
+    t->cma_threshold = nstar > eager ? nstar : 0; /* 0: CMA from the eager limit on */
+    snprintf(t->table, sizeof(t->table), "measured");
+    snprintf(t->why, sizeof(t->why),
+             "%s family %d, L2 %llu KiB: CMA %llu ns per 4 KiB, %llu ns per 16 KiB -> fixed "
+             "cost %.0f ns, %.1f GB/s -> n* %.1f KiB -> eager <= %zu (ring cap %zu), "
+             "%s%zu",
+             c->cpu_vendor[0] ? c->cpu_vendor : "unknown CPU", (int)c->cpu_family,
+             (unsigned long long)(c->l2_bytes >> 10), (unsigned long long)c->cma_page_ns,
+             (unsigned long long)c->cma_ns, fixed_ns, rate, cross / 1024.0, eager, ring_cap,
+             t->cma_threshold > eager ? "2-copy pipeline up to CMA from " : "CMA above ",
+             t->cma_threshold > eager ? t->cma_threshold : eager);
+}
+
+/* ---- rules file ---------------------------------------------------------- */
+
+/* One condition word: key op value. Returns 1 holds, 0 not, -1 bad word. */
+static int condition(const char *w, const weft_shm_costs_t *c)
+{
+    static const char *keys[] = {"vendor", "family", "model", "l2", "cma_ns", "copy_ns"};
+    size_t              klen  = strcspn(w, "<>=");
+    int                 k     = -1;
+
+    for (int i = 0; i < (int)(sizeof(keys) / sizeof(keys[0])); i++) {
+        if (strlen(keys[i]) == klen && strncmp(w, keys[i], klen) == 0) {
+            k = i;
+        }
+    }
+    if (k < 0 || w[klen] == '\0') {
+        return -1;
+    }
+    const char *op  = w + klen;
+    size_t      ol  = op[1] == '=' ? 2 : 1;
+    const char *val = op + ol;
+    if (k == 0) { /* vendor: equality only */
+        return op[0] == '=' && ol == 1 ? strcmp(val, c->cpu_vendor) == 0 : -1;
+    }
+    size_t v;
+    if (weft_parse_size(val, &v) != 0) {
+        return -1;
+    }
+    long long have = k == 1 ? c->cpu_family : k == 2 ? c->cpu_model
+                   : k == 3 ? (long long)c->l2_bytes : k == 4 ? (long long)c->cma_ns
+                                                             : (long long)c->copy_ns;
+    long long want = (long long)v;
+    if (op[0] == '=' && ol == 1) {
+        return have == want;
+    }
+    if (op[0] == '<') {
+        return ol == 2 ? have <= want : have < want;
+    }
+    if (op[0] == '>') {
+        return ol == 2 ? have >= want : have > want;
+    }
+    return -1;
+}
+
+/* One result word: eager_limit=SIZE or cma_threshold=SIZE. */
+static int result(const char *w, weft_p2p_thresholds_t *t, int apply)
+{
+    size_t v;
+    if (strncmp(w, "eager_limit=", 12) == 0 && weft_parse_size(w + 12, &v) == 0) {
+        t->eager_limit = apply ? v : t->eager_limit;
+        return 0;
+    }
+    if (strncmp(w, "cma_threshold=", 14) == 0 && weft_parse_size(w + 14, &v) == 0) {
+        t->cma_threshold = apply ? v : t->cma_threshold;
+        return 0;
+    }
+    return -1;
+}
+
+int weft_p2p_thresholds_rules(const char *text, const char *path, const weft_shm_costs_t *costs,
+                              weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen)
+{
+    int lineno = 0, matched = 0;
+
+    *foreign = 0;
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        char  buf[512], *words[32], *save = NULL;
+        int   n = 0, colon = -1, holds = 1;
+        size_t len = strcspn(line, "\n");
+
+        lineno++;
+        if (len >= sizeof(buf)) {
+            snprintf(err, errlen, "%s:%d: line too long", path, lineno);
+            return -1;
+        }
+        memcpy(buf, line, len);
+        buf[len] = '\0';
+        buf[strcspn(buf, "#")] = '\0';
+        for (char *w = strtok_r(buf, " \t\r", &save); w && n < 32; w = strtok_r(NULL, " \t\r", &save)) {
+            if (strcmp(w, ":") == 0 && colon < 0) {
+                colon = n;
+            }
+            words[n++] = w;
+        }
+        if (n == 0) {
+            continue;
+        }
+        if (strcmp(words[0], "pt2pt") != 0) {
+            (*foreign)++;
+            continue;
+        }
+        if (n < 4 || strcmp(words[1], "intra") != 0 || colon < 2 || colon == n - 1) {
+            snprintf(err, errlen, "%s:%d: expected 'pt2pt intra [condition ...] : "
+                     "eager_limit=SIZE cma_threshold=SIZE'", path, lineno);
+            return -1;
+        }
+        for (int i = 2; i < colon; i++) {
+            int h = condition(words[i], costs);
+            if (h < 0) {
+                snprintf(err, errlen, "%s:%d: bad condition '%s' (vendor=S family/model/l2/"
+                         "cma_ns/copy_ns =,<,<=,>,>= N)", path, lineno, words[i]);
+                return -1;
+            }
+            holds = holds && h;
+        }
+        for (int i = colon + 1; i < n; i++) {
+            if (result(words[i], t, 0) != 0) {
+                snprintf(err, errlen, "%s:%d: bad setting '%s' (eager_limit=SIZE, "
+                         "cma_threshold=SIZE)", path, lineno, words[i]);
+                return -1;
+            }
+        }
+        if (!holds || matched) { /* later lines are still checked */
+            continue;
+        }
+        for (int i = colon + 1; i < n; i++) {
+            result(words[i], t, 1);
+        }
+        snprintf(t->table, sizeof(t->table), "%s line %d", path, lineno);
+        matched = 1;
+    }
+    return matched;
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f    = fopen(path, "r");
+    char *text = NULL;
+    long  len;
+
+    if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (text = calloc(1, (size_t)len + 1)) && fread(text, 1, (size_t)len, f) != (size_t)len) {
+        free(text);
+        text = NULL;
+    }
+    if (f) {
+        fclose(f);
+    }
+    return text;
+}
+
+static void append(char *buf, size_t cap, const char *text)
+{
+    size_t used = strlen(buf);
+    snprintf(buf + used, cap - used, "%s", text);
+}
+
+int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payload,
+                               weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen)
+{
+    const char *file = weft_tunables.TUNING_FILE;
+
+    *foreign = 0;
+    weft_p2p_thresholds_measured(costs, ring_payload, t);
+    if (weft_tunables.SMP_TUNING == 1) { /* fixed */
+        t->eager_limit   = weft_tunables.SMP_EAGERSIZE;
+        t->cma_threshold = weft_tunables.SMP_CMA_THRESHOLD;
+        snprintf(t->table, sizeof(t->table), "fixed");
+        snprintf(t->why, sizeof(t->why), "WEFT_SMP_TUNING=fixed");
+    } else if (file != NULL && file[0] != '\0') {
+        char *text = read_file(file);
+        if (text == NULL) {
+            snprintf(err, errlen, "WEFT_TUNING_FILE=%s: cannot read the file", file);
+            return -1;
+        }
+        int rc = weft_p2p_thresholds_rules(text, file, costs, t, foreign, err, errlen);
+        free(text);
+        if (rc < 0) {
+            return -1;
+        }
+        if (rc > 0) {
+            snprintf(t->why, sizeof(t->why), "first pt2pt rule matching %s family %d "
+                     "(CMA %llu ns, copy %llu ns)", costs->cpu_vendor, (int)costs->cpu_family,
+                     (unsigned long long)costs->cma_ns, (unsigned long long)costs->copy_ns);
+        } else {
+            append(t->why, sizeof(t->why), " (no pt2pt rule of WEFT_TUNING_FILE matched)");
+        }
+    }
+    if (weft_tunables_source(WEFT_TUNABLE_SMP_EAGERSIZE) != WEFT_TSOURCE_DEFAULT) {
+        t->eager_limit = weft_tunables.SMP_EAGERSIZE;
+        append(t->why, sizeof(t->why), "; eager limit set by WEFT_SMP_EAGERSIZE");
+    }
+    if (weft_tunables_source(WEFT_TUNABLE_SMP_CMA_THRESHOLD) != WEFT_TSOURCE_DEFAULT) {
+        t->cma_threshold = weft_tunables.SMP_CMA_THRESHOLD;
+        append(t->why, sizeof(t->why), "; CMA threshold set by WEFT_SMP_CMA_THRESHOLD");
+    }
+    if (t->eager_limit > ring_payload) {
+        t->eager_limit = ring_payload;
+        append(t->why, sizeof(t->why), "; eager limit capped by WEFT_SMP_QUEUE_LENGTH");
+    }
+    return 0;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Intra-node protocol thresholds from measured costs or a rules file. Pure
+ * functions of their inputs (only util/ below them), so every local rank,
+ * given rank 0's measurement, derives the same values, and weft-info can
+ * show the choice without starting a job. Format: docs/tuning.md.
+ */
+#ifndef WEFT_CORE_PT2PT_SHM_THRESHOLDS_H
+#define WEFT_CORE_PT2PT_SHM_THRESHOLDS_H
+
+#include <stddef.h>
+
+#include "transport/shm/shm.h"
+
+typedef struct {
+    size_t eager_limit;   /* largest eager message */
+    size_t cma_threshold; /* rendezvous from here on uses CMA, below it the 2-copy pipeline */
+    char   table[200];    /* where the values come from */
+    char   why[400];      /* the reasoning, one line */
+} weft_p2p_thresholds_t;
+
+/* The choice from measured costs (costs->copy_ns > 0), or the fixed
+ * defaults when nothing was measured. ring_payload: the largest eager
+ * message the rings carry. */
+void weft_p2p_thresholds_measured(const weft_shm_costs_t *costs, size_t ring_payload,
+                                  weft_p2p_thresholds_t *t);
+
+/* The first `pt2pt intra` rule of the file text whose conditions hold for
+ * costs overrides the fields it names. Returns 1 when a rule matched, 0 when
+ * none did, -1 on a syntax error (message in err). *foreign counts lines for
+ * other layers (collective rules), which are skipped. */
+int weft_p2p_thresholds_rules(const char *text, const char *path, const weft_shm_costs_t *costs,
+                              weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen);
+
+/* The thresholds in force: WEFT_SMP_TUNING=fixed, else the first matching
+ * rule of WEFT_TUNING_FILE, else the measured choice; an explicitly set
+ * WEFT_SMP_EAGERSIZE / WEFT_SMP_CMA_THRESHOLD wins over either; the eager
+ * limit is capped at ring_payload. 0, or -1 with a message in err (file
+ * unreadable or bad). *foreign as above. */
+int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payload,
+                               weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Non-blocking independent file access (MPI_File_iread/iwrite[_at|_shared]
+ * and their _c forms) in the background: the call checks its arguments,
+ * moves the file pointer by the amount requested (as the standard says) and
+ * queues the transfer for one I/O worker thread per process, which runs the
+ * same engine as the blocking calls (packing, pread/pwrite, data sieving).
+ * The request completes only when the worker is done with the data: a
+ * progress hook hands finished transfers back to the MPI thread, which fills
+ * the status and completes the request, so MPI_Test/Wait see it complete
+ * through the ordinary progress engine.
+ *
+ * The worker and the MPI threads never touch the same file at once:
+ * weft_file_t.xfer_lock serialises transfers of one file (a data-sieving
+ * read-modify-write must not interleave with another write of the window).
+ * MPI_File_close and MPI_Finalize wait for the file's queued transfers.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include "io_internal.h"
+#include "core/datatype.h"
+#include "core/errors.h"
+#include "core/progress.h"
+#include "core/request.h"
+#include "core/runtime.h"
+
+typedef struct io_job {
+    struct io_job   *next;
+    weft_file_t     *fh;
+    int              writing;
+    MPI_Offset       pos; /* etypes, absolute in the view */
+    void            *buf;
+    MPI_Count        count;
+    weft_datatype_t *dt;
+    MPI_Offset       nbytes;
+    weft_request_t  *req;
+    int              rc;
+    MPI_Status       status;
+} io_job_t;
+
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t  q_cond = PTHREAD_COND_INITIALIZER;
+static io_job_t       *todo_head, *todo_tail, *done_head;
+static int             ndone; /* read without the lock by the progress hook */
+static int             worker_up, stopping;
+static pthread_t       worker;
+
+static void *worker_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&q_lock);
+    for (;;) {
+        io_job_t *j = todo_head;
+        if (j == NULL) {
+            if (stopping) {
+                break;
+            }
+            pthread_cond_wait(&q_cond, &q_lock);
+            continue;
+        }
+        todo_head = j->next;
+        if (todo_head == NULL) {
+            todo_tail = NULL;
+        }
+        pthread_mutex_unlock(&q_lock);
+        j->rc = weft_io_transfer(j->fh, j->writing, j->pos, j->buf, j->count, j->dt, j->nbytes, &j->status);
+        pthread_mutex_lock(&q_lock);
+        j->next   = done_head;
+        done_head = j;
+        __atomic_add_fetch(&ndone, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&q_lock);
+    return NULL;
+}
+
+/* Progress hook (MPI thread): complete the requests of finished transfers. */
+static int async_progress(void)
+{
+    io_job_t *list;
+    int       n = 0;
+
+    if (__atomic_load_n(&ndone, __ATOMIC_ACQUIRE) == 0) {
+        return 0;
+    }
+    pthread_mutex_lock(&q_lock);
+    list      = done_head;
+    done_head = NULL;
+    __atomic_store_n(&ndone, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&q_lock);
+    while (list != NULL) {
+        io_job_t *j = list;
+        list        = j->next;
+        j->req->status = j->status;
+        weft_datatype_release(j->dt);
+        __atomic_sub_fetch(&j->fh->async_pending, 1, __ATOMIC_RELEASE);
+        if (j->rc != MPI_SUCCESS) {
+            weft_request_fail(j->req, j->rc);
+        } else {
+            j->req->status.MPI_ERROR = MPI_SUCCESS;
+            weft_request_complete(j->req);
+        }
+        free(j);
+        n++;
+    }
+    return n;
+}
+
+static void async_finalize(void)
+{
+    if (!worker_up) {
+        return;
+    }
+    pthread_mutex_lock(&q_lock);
+    stopping = 1;
+    pthread_cond_signal(&q_cond);
+    pthread_mutex_unlock(&q_lock);
+    pthread_join(worker, NULL);
+    async_progress(); /* requests nobody waited for: completed, never leaked as running */
+    worker_up = stopping = 0;
+}
+
+static int start_worker(void)
+{
+    if (worker_up) {
+        return MPI_SUCCESS;
+    }
+    if (pthread_create(&worker, NULL, worker_main, NULL) != 0) {
+        return weft_error(MPI_ERR_OTHER, "cannot start the I/O worker thread for non-blocking file access");
+    }
+    worker_up = 1;
+    weft_progress_register(async_progress);
+    weft_finalize_register(async_finalize);
+    return MPI_SUCCESS;
+}
+
+int weft_io_post(weft_file_t *fh, int writing, MPI_Offset pos, void *buf, MPI_Count count, weft_datatype_t *dt,
+                 MPI_Offset nbytes, MPI_Request *request)
+{
+    io_job_t       *j;
+    weft_request_t *r;
+    int             rc = start_worker();
+
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    j = calloc(1, sizeof(*j));
+    r = j ? weft_request_alloc(WEFT_REQ_NOOP) : NULL;
+    if (r == NULL) {
+        free(j);
+        return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request (file \"%s\")", fh->path);
+    }
+    weft_datatype_retain(dt);
+    *j = (io_job_t){.fh = fh, .writing = writing, .pos = pos, .buf = buf, .count = count, .dt = dt,
+                    .nbytes = nbytes, .req = r};
+    __atomic_add_fetch(&fh->async_pending, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&q_lock);
+    if (todo_tail) {
+        todo_tail->next = j;
+    } else {
+        todo_head = j;
+    }
+    todo_tail = j;
+    pthread_cond_signal(&q_cond);
+    pthread_mutex_unlock(&q_lock);
+    *request = (MPI_Request)weft_object_handle(r);
+    return MPI_SUCCESS;
+}
+
+void weft_io_drain(weft_file_t *fh)
+{
+    weft_wait_t w = {0};
+
+    while (__atomic_load_n(&fh->async_pending, __ATOMIC_ACQUIRE) > 0) {
+        if (async_progress() == 0 && weft_progress_poll() == 0) {
+            weft_wait_step(&w);
+        }
+    }
+}
