@@ -298,6 +298,9 @@ static void px_reap(void)
             }
             r->alive = 0;
             px.nlive--;
+            /* It is gone, so its status pipe is closed: settle its exec
+             * confirmation now, before its exit (the proxy may end next). */
+            px_check_exec();
             snprintf(info, sizeof(info), "pid=%d init=%d fin=%d abort=%d", (int)pid,
                      c->initialized, c->finalized, c->aborted);
             px_send(WEFT_CTL_EXIT, r->rank, status, info, strlen(info));
