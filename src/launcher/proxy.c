@@ -50,6 +50,7 @@ typedef struct {
     int   alive;
     int   reaped;
     int   fds[2]; /* stdout, stderr read ends; -1 when closed */
+    int   exec_fd; /* exec-status pipe until the exec is confirmed, then -1 */
 } proxy_rank_t;
 
 static struct {
@@ -203,6 +204,25 @@ static void px_on_abort(void *ctx, int rank, int code, const char *msg)
     px_send(WEFT_CTL_ABORT, rank, code, msg, strlen(msg));
 }
 
+/* Name service and spawn are mpiexec's: pass them up, answers come back as
+ * NAME_R / SPAWN_R for the same connection. */
+static void px_on_name(void *ctx, int conn, int op, const char *service, const char *port)
+{
+    weft_buf_t b = {0};
+
+    (void)ctx;
+    weft_buf_append_str0(&b, service ? service : "");
+    weft_buf_append_str0(&b, port ? port : "");
+    px_send(WEFT_CTL_NAME, conn, op, b.data, b.len);
+    weft_buf_free(&b);
+}
+
+static void px_on_spawn(void *ctx, int conn, const char *req, size_t len)
+{
+    (void)ctx;
+    px_send(WEFT_CTL_SPAWN, conn, 0, req, len);
+}
+
 static char px_shm_prefix[128]; /* node-local PMI snapshot (pmi_shm.h) */
 
 static void px_on_error(void *ctx, int rank, const char *what)
@@ -251,8 +271,12 @@ static void px_pmi_input(int i)
     }
 }
 
+static int px_check_exec(void);
+
 static void px_reap(void)
 {
+    /* A rank's exec confirmation goes before its exit. */
+    px_check_exec();
     for (;;) {
         int   status;
         pid_t pid = waitpid(-1, &status, WNOHANG);
@@ -277,6 +301,9 @@ static void px_reap(void)
             }
             r->alive = 0;
             px.nlive--;
+            /* It is gone, so its status pipe is closed: settle its exec
+             * confirmation now, before its exit (the proxy may end next). */
+            px_check_exec();
             snprintf(info, sizeof(info), "pid=%d init=%d fin=%d abort=%d", (int)pid,
                      c->initialized, c->finalized, c->aborted);
             px_send(WEFT_CTL_EXIT, r->rank, status, info, strlen(info));
@@ -359,6 +386,10 @@ static char **px_build_env(int i, int pmi_fd)
     return envp;
 }
 
+/* Write end of the rank being started's exec-status pipe (close-on-exec:
+ * EOF means the exec happened, an int is the errno of a failed one). */
+static int px_exec_fd = -1;
+
 static void px_child(int i, int pmi_fd, int out_fd, int err_fd, int in_fd, char **envp,
                      pid_t proxy_pid)
 {
@@ -396,9 +427,15 @@ static void px_child(int i, int pmi_fd, int out_fd, int err_fd, int in_fd, char 
             /* ignore */
         }
     }
-    execve(px.job.argv[0], px.job.argv, envp);
+    int    app  = weft_job_app_of(&px.job, px.job.ranks[i]);
+    char **argv = app > 0 ? px.job.app_argv[app] : px.job.argv;
+    execve(argv[0], argv, envp);
+    int exec_errno = errno;
+    if (write(px_exec_fd, &exec_errno, sizeof(exec_errno)) < 0) {
+        /* the exit code still tells */
+    }
     n = snprintf(msg, sizeof(msg), "mpiexec: error: rank %d: cannot execute %s: %s\n",
-                 px.job.ranks[i], px.job.argv[0], strerror(errno));
+                 px.job.ranks[i], argv[0], strerror(exec_errno));
     if (write(STDERR_FILENO, msg, (size_t)n) < 0) {
         /* ignore */
     }
@@ -414,12 +451,13 @@ static int px_start_ranks(void)
         return -1;
     }
     for (int i = 0; i < px.job.nlocal; i++) {
-        int    sv[2], out[2], err[2], in[2] = {-1, -1};
+        int    sv[2], out[2], err[2], in[2] = {-1, -1}, ex[2];
         char **envp;
         pid_t  pid;
 
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
-            pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+            pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
+            pipe2(ex, O_CLOEXEC) != 0) {
             px_log("cannot create pipes for rank %d: %s", px.job.ranks[i], strerror(errno));
             return -1;
         }
@@ -431,7 +469,8 @@ static int px_start_ranks(void)
         if (envp == NULL) {
             return -1;
         }
-        pid = fork();
+        px_exec_fd = ex[1];
+        pid        = fork();
         if (pid < 0) {
             px_log("fork for rank %d failed: %s", px.job.ranks[i], strerror(errno));
             return -1;
@@ -466,12 +505,48 @@ static int px_start_ranks(void)
         px.ranks[i].fds[0] = out[0];
         px.ranks[i].fds[1] = err[0];
         px.srv.conns[i].fd   = sv[0];
-        px.srv.conns[i].rank = px.job.ranks[i];
+        px.srv.conns[i].rank   = px.job.ranks[i];
+        px.srv.conns[i].appnum = weft_job_app_of(&px.job, px.job.ranks[i]);
         px.nlive++;
+        close(ex[1]);
+        weft_fd_set_nonblock(ex[0]);
+        px.ranks[i].exec_fd = ex[0];
         px_send(WEFT_CTL_STARTED, px.job.ranks[i], (int)pid, NULL, 0);
     }
     px.started = 1;
     return 0;
+}
+
+/* Confirm the ranks' execs without waiting for them (a blocking wait per
+ * rank doubled the start time of 64 ranks): EXECED when a status pipe
+ * closed, NOEXEC with the errno a failed exec wrote. Returns how many are
+ * still pending (the main loop then polls with a short timeout). */
+static int px_check_exec(void)
+{
+    int pending = 0;
+
+    for (int i = 0; px.started && i < px.job.nlocal; i++) {
+        proxy_rank_t *r = &px.ranks[i];
+        int           exec_errno = 0;
+        ssize_t       n;
+
+        if (r->exec_fd < 0) {
+            continue;
+        }
+        n = read(r->exec_fd, &exec_errno, sizeof(exec_errno));
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            pending++;
+            continue;
+        }
+        close(r->exec_fd);
+        r->exec_fd = -1;
+        if (n > 0 && exec_errno != 0) {
+            px_send(WEFT_CTL_NOEXEC, r->rank, exec_errno, NULL, 0);
+        } else {
+            px_send(WEFT_CTL_EXECED, r->rank, 0, NULL, 0);
+        }
+    }
+    return pending;
 }
 
 static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload);
@@ -608,6 +683,8 @@ static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload)
         px.srv.universe = px.job.universe;
         px.srv.on_fence = px_on_fence;
         px.srv.on_abort = px_on_abort;
+        px.srv.on_name  = px_on_name;
+        px.srv.on_spawn = px_on_spawn;
         px.srv.on_error = px_on_error;
         /* Always written (ranks with WEFT_PMI_SHM=0 ignore it); the name is
          * weft-<jobid>-*, removed with the job's other segments. */
@@ -649,6 +726,17 @@ static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload)
         break;
     case WEFT_CTL_PING:
         break; /* heard_ms is updated on every read */
+    case WEFT_CTL_NAME_R:
+        if (hdr->len >= 2) {
+            weft_pmi_server_name_done(&px.srv, hdr->a0, payload[0], hdr->a1, payload + 2);
+        }
+        break;
+    case WEFT_CTL_SPAWN_R: {
+        const char *codes = payload;
+        const char *msg   = hdr->len > strlen(codes) ? codes + strlen(codes) + 1 : "";
+        weft_pmi_server_spawn_done(&px.srv, hdr->a0, hdr->a1, codes, msg);
+        break;
+    }
     default:
         px_log("unexpected control message %u", hdr->type);
         break;
@@ -846,6 +934,9 @@ int main(int argc, char **argv)
         if (nlis > 1) {
             int left = weft_listener_timeout(&tree.lis);
             timeout  = timeout >= 0 && timeout < left ? timeout : left;
+        }
+        if (px_check_exec() > 0) {
+            timeout = 2; /* an exec is still under way: look again soon */
         }
         if (px.drain_deadline > 0) {
             long long left = px.drain_deadline - weft_now_ms();

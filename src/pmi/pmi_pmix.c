@@ -29,6 +29,12 @@ static struct {
     pmix_status_t (*get)(const pmix_proc_t *, const pmix_key_t, const pmix_info_t *, size_t,
                          pmix_value_t **);
     void (*value_destruct)(pmix_value_t *);
+    /* Dynamic processes: optional (older or minimal libraries lack them). */
+    pmix_status_t (*publish)(const pmix_info_t[], size_t);
+    pmix_status_t (*lookup)(pmix_pdata_t[], size_t, const pmix_info_t[], size_t);
+    pmix_status_t (*unpublish)(char **, const pmix_info_t[], size_t);
+    pmix_status_t (*spawn)(const pmix_info_t[], size_t, const pmix_app_t[], size_t,
+                           pmix_nspace_t);
     const char *(*error_string)(pmix_status_t);
 } px;
 
@@ -77,6 +83,10 @@ static int pmix_load(void)
     PMIX_SYM(value_destruct, "PMIx_Value_destruct");
     PMIX_SYM(error_string, "PMIx_Error_string");
 #undef PMIX_SYM
+    *(void **)&px.publish   = dlsym(px.lib, "PMIx_Publish");
+    *(void **)&px.lookup    = dlsym(px.lib, "PMIx_Lookup");
+    *(void **)&px.unpublish = dlsym(px.lib, "PMIx_Unpublish");
+    *(void **)&px.spawn     = dlsym(px.lib, "PMIx_Spawn");
     return 0;
 }
 
@@ -244,6 +254,162 @@ int weft_pmix_finalize(void)
     return 0;
 }
 
+/* ---- dynamic processes ---- */
+
+static void info_str(pmix_info_t *info, const char *key, const char *val)
+{
+    memset(info, 0, sizeof(*info));
+    snprintf(info->key, sizeof(info->key), "%s", key);
+    info->value.type        = PMIX_STRING;
+    info->value.data.string = (char *)val;
+}
+
+/* WEFT_PMI_ERR_* for a PMIx status of a dynamic-process call. */
+static int dyn_rc(pmix_status_t rc, const char *what, int not_found)
+{
+    if (rc == PMIX_SUCCESS) {
+        return 0;
+    }
+    if (rc == PMIX_ERR_NOT_SUPPORTED) {
+        pmix_error("%s: the PMIx server does not support it", what);
+        return WEFT_PMI_ERR_UNSUPPORTED;
+    }
+    if (rc == PMIX_ERR_NOT_FOUND) {
+        return not_found;
+    }
+    if (rc == PMIX_EXISTS || rc == PMIX_ERR_DUPLICATE_KEY) {
+        return WEFT_PMI_ERR_DUPLICATE;
+    }
+    pmix_error("%s failed: %s", what, errstr(rc));
+    return WEFT_PMI_ERR_GENERIC;
+}
+
+int weft_pmix_publish(const char *service, const char *port)
+{
+    pmix_info_t info;
+
+    if (px.publish == NULL) {
+        pmix_error("PMIx_Publish is missing from libpmix");
+        return WEFT_PMI_ERR_UNSUPPORTED;
+    }
+    info_str(&info, service, port);
+    return dyn_rc(px.publish(&info, 1), "PMIx_Publish", WEFT_PMI_ERR_GENERIC);
+}
+
+int weft_pmix_lookup(const char *service, char *port, size_t len)
+{
+    pmix_pdata_t data;
+    int          rc;
+
+    if (px.lookup == NULL) {
+        pmix_error("PMIx_Lookup is missing from libpmix");
+        return WEFT_PMI_ERR_UNSUPPORTED;
+    }
+    memset(&data, 0, sizeof(data));
+    snprintf(data.key, sizeof(data.key), "%s", service);
+    rc = dyn_rc(px.lookup(&data, 1, NULL, 0), "PMIx_Lookup", WEFT_PMI_ERR_NOT_FOUND);
+    if (rc == 0) {
+        if (data.value.type != PMIX_STRING || data.value.data.string == NULL) {
+            rc = WEFT_PMI_ERR_NOT_FOUND;
+        } else {
+            snprintf(port, len, "%s", data.value.data.string);
+        }
+        px.value_destruct(&data.value);
+    }
+    return rc;
+}
+
+int weft_pmix_unpublish(const char *service)
+{
+    char *keys[2] = {(char *)service, NULL};
+
+    if (px.unpublish == NULL) {
+        pmix_error("PMIx_Unpublish is missing from libpmix");
+        return WEFT_PMI_ERR_UNSUPPORTED;
+    }
+    return dyn_rc(px.unpublish(keys, NULL, 0), "PMIx_Unpublish", WEFT_PMI_ERR_NOT_FOUND);
+}
+
+/* PMIx has no preput: the pairs travel in the children's environment
+ * (env_extra: "WEFT_PMI_PREPUT=..." and "PMI_SPAWNED=1"), as with Weft's
+ * own launcher. Info keys host, hostfile, wdir map to PMIx attributes. */
+int weft_pmix_spawn(int count, const weft_pmi_spawn_cmd_t *cmds, const char *const *env_extra,
+                    char *errmsg, size_t errmsg_len)
+{
+    extern char **environ;
+    pmix_app_t    apps[count];
+    pmix_info_t   infos[count][3];
+    char        **envs[count], **argvs[count];
+    pmix_nspace_t nspace;
+    int           nenv = 0, nextra = 0, rc = 0;
+    pmix_status_t st;
+
+    if (px.spawn == NULL) {
+        snprintf(errmsg, errmsg_len, "PMIx_Spawn is missing from libpmix");
+        return WEFT_PMI_ERR_UNSUPPORTED;
+    }
+    while (environ[nenv] != NULL) {
+        nenv++;
+    }
+    while (env_extra[nextra] != NULL) {
+        nextra++;
+    }
+    memset(apps, 0, sizeof(apps));
+    for (int c = 0; c < count; c++) {
+        int argc = 0, ni = 0;
+        while (cmds[c].argv != NULL && cmds[c].argv[argc] != NULL) {
+            argc++;
+        }
+        argvs[c] = calloc((size_t)argc + 2, sizeof(char *));
+        envs[c]  = calloc((size_t)(nenv + nextra) + 1, sizeof(char *));
+        if (argvs[c] == NULL || envs[c] == NULL) {
+            for (int k = 0; k <= c; k++) {
+                free(argvs[k]);
+                free(envs[k]);
+            }
+            snprintf(errmsg, errmsg_len, "out of memory");
+            return WEFT_PMI_ERR_GENERIC;
+        }
+        argvs[c][0] = (char *)cmds[c].command;
+        for (int a = 0; a < argc; a++) {
+            argvs[c][a + 1] = (char *)cmds[c].argv[a];
+        }
+        memcpy(envs[c], environ, sizeof(char *) * (size_t)nenv);
+        for (int k = 0; k < nextra; k++) {
+            envs[c][nenv + k] = (char *)env_extra[k];
+        }
+        for (int k = 0; k < cmds[c].ninfo && ni < 3; k++) {
+            const char *key = cmds[c].info_keys[k];
+            const char *pk  = !strcmp(key, "host")       ? PMIX_HOST
+                              : !strcmp(key, "hostfile") ? PMIX_HOSTFILE
+                              : !strcmp(key, "wdir")     ? PMIX_WDIR
+                                                         : NULL;
+            if (pk != NULL) {
+                info_str(&infos[c][ni++], pk, cmds[c].info_values[k]);
+            }
+        }
+        apps[c].cmd      = (char *)cmds[c].command;
+        apps[c].argv     = argvs[c];
+        apps[c].env      = envs[c];
+        apps[c].maxprocs = cmds[c].maxprocs;
+        apps[c].info     = ni ? infos[c] : NULL;
+        apps[c].ninfo    = (size_t)ni;
+    }
+    memset(nspace, 0, sizeof(nspace));
+    st = px.spawn(NULL, 0, apps, (size_t)count, nspace);
+    if (st != PMIX_SUCCESS) {
+        snprintf(errmsg, errmsg_len, "PMIx_Spawn: %s", st == PMIX_ERR_NOT_SUPPORTED
+                                                          ? "the PMIx server does not support it"
+                                                          : errstr(st));
+        rc = st == PMIX_ERR_NOT_SUPPORTED ? WEFT_PMI_ERR_UNSUPPORTED : WEFT_PMI_ERR_SPAWN;
+    }
+    for (int c = 0; c < count; c++) {
+        free(argvs[c]);
+        free(envs[c]);
+    }
+    return rc;
+}
+
 #else /* !WEFT_HAVE_PMIX */
 
 int weft_pmix_offered(void)
@@ -270,5 +436,27 @@ int weft_pmix_get(int rank, const char *wkey, char *value, size_t len)
 int weft_pmix_universe_size(void) { return 0; }
 void weft_pmix_abort(int exitcode, const char *msg) { (void)exitcode, (void)msg; }
 int weft_pmix_finalize(void) { return 0; }
+int weft_pmix_publish(const char *service, const char *port)
+{
+    (void)service, (void)port;
+    return WEFT_PMI_ERR_UNSUPPORTED;
+}
+int weft_pmix_lookup(const char *service, char *port, size_t len)
+{
+    (void)service, (void)port, (void)len;
+    return WEFT_PMI_ERR_UNSUPPORTED;
+}
+int weft_pmix_unpublish(const char *service)
+{
+    (void)service;
+    return WEFT_PMI_ERR_UNSUPPORTED;
+}
+int weft_pmix_spawn(int count, const weft_pmi_spawn_cmd_t *cmds, const char *const *env_extra,
+                    char *errmsg, size_t errmsg_len)
+{
+    (void)count, (void)cmds, (void)env_extra;
+    snprintf(errmsg, errmsg_len, "Weft was built without PMIx");
+    return WEFT_PMI_ERR_UNSUPPORTED;
+}
 
 #endif

@@ -10,6 +10,8 @@
 #ifndef WEFT_PMI_PMI_PMIX_H
 #define WEFT_PMI_PMI_PMIX_H
 
+#include "pmi.h"
+
 #include <stddef.h>
 
 /* 1 when PMIX_NAMESPACE and PMIX_RANK say a PMIx server started us. */
@@ -25,5 +27,13 @@ int weft_pmix_get(int rank, const char *wkey, char *value, size_t len);
 int weft_pmix_universe_size(void);
 void weft_pmix_abort(int exitcode, const char *msg);
 int weft_pmix_finalize(void);
+/* Dynamic processes: 0 or WEFT_PMI_ERR_* (pmi.h); UNSUPPORTED (message
+ * printed) when the server or library cannot. env_extra: NULL-terminated
+ * NAME=VALUE strings added to every child's environment. */
+int weft_pmix_publish(const char *service, const char *port);
+int weft_pmix_lookup(const char *service, char *port, size_t len);
+int weft_pmix_unpublish(const char *service);
+int weft_pmix_spawn(int count, const weft_pmi_spawn_cmd_t *cmds, const char *const *env_extra,
+                    char *errmsg, size_t errmsg_len);
 
 #endif

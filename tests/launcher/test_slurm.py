@@ -388,3 +388,30 @@ def test_salloc_mpirun_launcher_fork(slurm, clean, ring_prog):
     p = _salloc(slurm, 2, ["-verbose", "-launcher", "fork", "-n", "2", ring_prog], clean)
     _check_ring(p, 2)
     assert "via 'srun" not in p.stderr, p.stderr
+
+
+def test_srun_dynproc_calls_answer(slurm, clean, mpi):
+    # Spawn and the name service under Slurm's own servers: each call either
+    # works or reports UNSUPPORTED/SPAWN with a message; never a hang or a
+    # fake success. Where publish works, lookup must find the port.
+    # Slurm's PMI-2 spawn starts another srun, which in this one-machine
+    # cluster waits for resources without end: spawn is asked of PMIx only.
+    exe = os.path.join(BUILD, "tests", "launcher", "pmi_dynproc_probe")
+    spawn = ["spawn", "1", "/bin/true", "0", "0", "0"] if mpi == "pmix" else []
+    p = slurm.run(["srun", f"--mpi={mpi}", "-n", "2", exe, "pub", "slurmsvc", "p-1",
+                   "look", "slurmsvc", "unpub", "slurmsvc"] + spawn, marker=clean, timeout=90)
+    assert p.returncode == 0, p.stdout + p.stderr
+    ops = {}
+    for line in p.stdout.splitlines():
+        if line.startswith("dyn: op="):
+            f = dict(kv.split("=", 1) for kv in line[5:].split(" msg=")[0].split())
+            ops.setdefault(f["op"], f)
+    assert set(ops) == {"pub", "look", "unpub"} | ({"spawn"} if spawn else set()), p.stdout
+    if spawn:
+        assert ops["spawn"]["rc"] in ("0", "UNSUPPORTED", "SPAWN"), p.stdout
+    if spawn and ops["spawn"]["rc"] != "0":
+        assert "spawn" in p.stdout.lower() or "spawn" in p.stderr.lower()
+    if ops["pub"]["rc"] == "0":
+        assert ops["look"]["rc"] == "0" and ops["look"]["port"] == "p-1", p.stdout
+    else:
+        assert ops["pub"]["rc"] in ("UNSUPPORTED", "GENERIC"), p.stdout
