@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Dynamic processes between two separately started mpiexecs
+(tests/mpi/dynproc_connect.c): connect/accept with data both ways, merge,
+disconnect; a connect to the closed port of a job that has ended fails with
+MPI_ERR_PORT within WEFT_CONNECT_TIMEOUT."""
+import os
+import pathlib
+import subprocess
+import time
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+PREFIX = pathlib.Path(os.environ.get("WEFT_PREFIX", REPO / "install"))
+BUILD = pathlib.Path(os.environ.get("WEFT_BUILD", REPO / "build"))
+PROG = BUILD / "tests" / "mpi" / "dynproc_connect"
+
+
+def mpiexec(n, *args, env=None):
+    cmd = [str(PREFIX / "bin" / "mpiexec"), "-n", str(n), str(PROG), *args]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+
+
+def finish(proc, what, timeout):
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"{what} hung\nstdout:\n{out[-2000:]}\nstderr:\n{err[-2000:]}")
+    detail = f"{what}: exit {proc.returncode}\nstdout:\n{out[-2000:]}\nstderr:\n{err[-2000:]}"
+    return proc.returncode, out, detail
+
+
+@pytest.mark.parametrize("na,nc", [(1, 1), (2, 3), (3, 1)], ids=["1+1", "2+3", "3+1"])
+def test_connect_accept_two_jobs(tmp_path, na, nc):
+    assert PROG.exists(), f"{PROG} not built"
+    port_file = tmp_path / "port"
+    acc = mpiexec(na, "accept", str(port_file))
+    con = mpiexec(nc, "connect", str(port_file))
+    rc_c, out_c, detail_c = finish(con, "connect job", 120)
+    rc_a, out_a, detail_a = finish(acc, "accept job", 60)
+    assert rc_a == 0 and "No Errors" in out_a, detail_a
+    assert rc_c == 0 and "No Errors" in out_c, detail_c
+
+
+def test_connect_to_closed_port_of_ended_job(tmp_path):
+    assert PROG.exists(), f"{PROG} not built"
+    port_file = tmp_path / "port"
+    rc, out, detail = finish(mpiexec(1, "open-close", str(port_file)), "port job", 60)
+    assert rc == 0 and "No Errors" in out, detail
+    env = dict(os.environ, WEFT_CONNECT_TIMEOUT="2")
+    t0 = time.monotonic()
+    rc, out, detail = finish(mpiexec(2, "connect-closed", str(port_file), env=env),
+                             "connect job", 60)
+    elapsed = time.monotonic() - t0
+    assert rc == 0 and "No Errors" in out, detail
+    assert "connect to a closed port failed" in out, detail
+    assert elapsed < 20, f"took {elapsed:.1f} s with WEFT_CONNECT_TIMEOUT=2\n{detail}"
