@@ -8,7 +8,7 @@
  * wrong token and a closed port give MPI_ERR_PORT, a malformed port name
  * MPI_ERR_PORT, MPI_Comm_disconnect(MPI_COMM_NULL) MPI_ERR_COMM.
  *
- * As two separate mpiexecs (tests/mpi/test_dynproc.py): argv "accept FILE"
+ * As two separate mpiexecs (tests/mpi/test_dynproc_ports.py): argv "accept FILE"
  * and "connect FILE" run the two sides, the port name handed over through
  * FILE; "open-close FILE" leaves the name of a closed port of a job that
  * then ends, which "connect-closed FILE" must fail to reach (MPI_ERR_PORT).
