@@ -37,6 +37,9 @@ typedef struct bsend_buf {
 } bsend_buf_t;
 
 static bsend_buf_t  bsend_process;
+/* Owner of records whose communicator or session is gone; owner_buffer
+ * recycles them (never freed while a reap may be walking them). */
+static const char   bsend_orphan;
 static bsend_buf_t *bsend_all = &bsend_process;
 
 static void bsend_reap_one(bsend_buf_t *bb)
@@ -45,8 +48,11 @@ static void bsend_reap_one(bsend_buf_t *bb)
     while (*link) {
         bsend_block_t *b = *link;
         if (weft_request_is_complete(b->req)) {
-            weft_request_free(b->req);
+            /* unlink first: freeing the request may release the last
+             * reference of its communicator, whose teardown flushes (and
+             * so reaps) buffers again */
             *link = b->next;
+            weft_request_free(b->req);
             free(b->mem);
             free(b);
         } else {
@@ -181,6 +187,12 @@ static bsend_buf_t *owner_buffer(const void *owner)
 {
     for (bsend_buf_t *bb = bsend_all; bb != NULL; bb = bb->next) {
         if (bb->owner == owner) {
+            return bb;
+        }
+    }
+    for (bsend_buf_t *bb = bsend_all; bb != NULL; bb = bb->next) {
+        if (bb->owner == &bsend_orphan && bb->blocks == NULL) {
+            bb->owner = owner;
             return bb;
         }
     }
@@ -328,14 +340,16 @@ int weft_session_iflush_buffer_impl(weft_session_t *session, MPI_Request *reques
     return buffer_iflush(bb != NULL ? bb : owner_buffer(session), &weft_comm_self, request);
 }
 
-void weft_bsend_session_fini(const void *session)
+void weft_bsend_owner_fini(const void *owner)
 {
-    for (bsend_buf_t **link = &bsend_process.next; *link != NULL; link = &(*link)->next) {
-        bsend_buf_t *bb = *link;
-        if (bb->owner == session) {
+    for (bsend_buf_t *bb = bsend_process.next; bb != NULL; bb = bb->next) {
+        if (bb->owner == owner) {
             buffer_flush(bb); /* the messages still go out */
-            *link = bb->next;
-            free(bb);
+            bb->owner     = &bsend_orphan;
+            bb->buffer    = NULL;
+            bb->size      = 0;
+            bb->attached  = 0;
+            bb->automatic = 0;
             return;
         }
     }

@@ -21,7 +21,9 @@ int weft_bsend_start(const void *buf, MPI_Count count, weft_datatype_t *dt, int 
 /* Reap completed buffered sends; 1 while any is still in flight. */
 int weft_bsend_busy(void);
 
-/* MPI_Session_finalize: flush the session's buffer and forget it. */
-void weft_bsend_session_fini(const void *session);
+/* A session is finalized or a communicator destroyed: flush the buffer
+ * attached to owner (if any) and forget its record, so that a later object
+ * at the same address does not inherit it. */
+void weft_bsend_owner_fini(const void *owner);
 
 #endif

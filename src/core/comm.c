@@ -15,6 +15,7 @@
 
 #include "api_impl.h"
 #include "core/attr.h"
+#include "core/bsend.h"
 #include "core/comm_ctx.h"
 #include "core/comm_internal.h"
 #include "core/errhandler.h"
@@ -120,6 +121,7 @@ void weft_comm_release(weft_comm_t *comm)
         return;
     }
     weft_comm_destroy_hook(comm);
+    weft_bsend_owner_fini(comm);
     if (comm->owns_context) {
         weft_ctx_release(comm->context_id);
     }

@@ -114,7 +114,7 @@ int weft_session_finalize_impl(MPI_Session *session)
     if (s == NULL) {
         return weft_error(MPI_ERR_SESSION, "argument session: invalid session");
     }
-    weft_bsend_session_fini(s);
+    weft_bsend_owner_fini(s);
     weft_errhandler_release(s->errhandler);
     weft_info_release(s->info);
     weft_objpool_free(&session_pool, s);

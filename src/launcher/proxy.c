@@ -200,6 +200,25 @@ static void px_on_abort(void *ctx, int rank, int code, const char *msg)
     px_send(WEFT_CTL_ABORT, rank, code, msg, strlen(msg));
 }
 
+/* Name service and spawn are mpiexec's: pass them up, answers come back as
+ * NAME_R / SPAWN_R for the same connection. */
+static void px_on_name(void *ctx, int conn, int op, const char *service, const char *port)
+{
+    weft_buf_t b = {0};
+
+    (void)ctx;
+    weft_buf_append_str0(&b, service ? service : "");
+    weft_buf_append_str0(&b, port ? port : "");
+    px_send(WEFT_CTL_NAME, conn, op, b.data, b.len);
+    weft_buf_free(&b);
+}
+
+static void px_on_spawn(void *ctx, int conn, const char *req, size_t len)
+{
+    (void)ctx;
+    px_send(WEFT_CTL_SPAWN, conn, 0, req, len);
+}
+
 static char px_shm_prefix[128]; /* node-local PMI snapshot (pmi_shm.h) */
 
 static void px_on_error(void *ctx, int rank, const char *what)
@@ -353,6 +372,10 @@ static char **px_build_env(int i, int pmi_fd)
     return envp;
 }
 
+/* Write end of the rank being started's exec-status pipe (close-on-exec:
+ * EOF means the exec happened, an int is the errno of a failed one). */
+static int px_exec_fd = -1;
+
 static void px_child(int i, int pmi_fd, int out_fd, int err_fd, int in_fd, char **envp,
                      pid_t proxy_pid)
 {
@@ -390,9 +413,15 @@ static void px_child(int i, int pmi_fd, int out_fd, int err_fd, int in_fd, char 
             /* ignore */
         }
     }
-    execve(px.job.argv[0], px.job.argv, envp);
+    int    app  = weft_job_app_of(&px.job, px.job.ranks[i]);
+    char **argv = app > 0 ? px.job.app_argv[app] : px.job.argv;
+    execve(argv[0], argv, envp);
+    int exec_errno = errno;
+    if (write(px_exec_fd, &exec_errno, sizeof(exec_errno)) < 0) {
+        /* the exit code still tells */
+    }
     n = snprintf(msg, sizeof(msg), "mpiexec: error: rank %d: cannot execute %s: %s\n",
-                 px.job.ranks[i], px.job.argv[0], strerror(errno));
+                 px.job.ranks[i], argv[0], strerror(exec_errno));
     if (write(STDERR_FILENO, msg, (size_t)n) < 0) {
         /* ignore */
     }
@@ -408,12 +437,13 @@ static int px_start_ranks(void)
         return -1;
     }
     for (int i = 0; i < px.job.nlocal; i++) {
-        int    sv[2], out[2], err[2], in[2] = {-1, -1};
+        int    sv[2], out[2], err[2], in[2] = {-1, -1}, ex[2], exec_errno = 0;
         char **envp;
         pid_t  pid;
 
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
-            pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+            pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
+            pipe2(ex, O_CLOEXEC) != 0) {
             px_log("cannot create pipes for rank %d: %s", px.job.ranks[i], strerror(errno));
             return -1;
         }
@@ -425,7 +455,8 @@ static int px_start_ranks(void)
         if (envp == NULL) {
             return -1;
         }
-        pid = fork();
+        px_exec_fd = ex[1];
+        pid        = fork();
         if (pid < 0) {
             px_log("fork for rank %d failed: %s", px.job.ranks[i], strerror(errno));
             return -1;
@@ -460,8 +491,18 @@ static int px_start_ranks(void)
         px.ranks[i].fds[0] = out[0];
         px.ranks[i].fds[1] = err[0];
         px.srv.conns[i].fd   = sv[0];
-        px.srv.conns[i].rank = px.job.ranks[i];
+        px.srv.conns[i].rank   = px.job.ranks[i];
+        px.srv.conns[i].appnum = weft_job_app_of(&px.job, px.job.ranks[i]);
         px.nlive++;
+        /* Started means exec'ed (a spawn returns only then): wait for the
+         * status pipe to close or carry the exec's errno. */
+        close(ex[1]);
+        while (read(ex[0], &exec_errno, sizeof(exec_errno)) < 0 && errno == EINTR) {
+        }
+        close(ex[0]);
+        if (exec_errno != 0) {
+            px_send(WEFT_CTL_NOEXEC, px.job.ranks[i], exec_errno, NULL, 0);
+        }
         px_send(WEFT_CTL_STARTED, px.job.ranks[i], (int)pid, NULL, 0);
     }
     px.started = 1;
@@ -602,6 +643,8 @@ static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload)
         px.srv.universe = px.job.universe;
         px.srv.on_fence = px_on_fence;
         px.srv.on_abort = px_on_abort;
+        px.srv.on_name  = px_on_name;
+        px.srv.on_spawn = px_on_spawn;
         px.srv.on_error = px_on_error;
         /* Always written (ranks with WEFT_PMI_SHM=0 ignore it); the name is
          * weft-<jobid>-*, removed with the job's other segments. */
@@ -643,6 +686,17 @@ static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload)
         break;
     case WEFT_CTL_PING:
         break; /* heard_ms is updated on every read */
+    case WEFT_CTL_NAME_R:
+        if (hdr->len >= 2) {
+            weft_pmi_server_name_done(&px.srv, hdr->a0, payload[0], hdr->a1, payload + 2);
+        }
+        break;
+    case WEFT_CTL_SPAWN_R: {
+        const char *codes = payload;
+        const char *msg   = hdr->len > strlen(codes) ? codes + strlen(codes) + 1 : "";
+        weft_pmi_server_spawn_done(&px.srv, hdr->a0, hdr->a1, codes, msg);
+        break;
+    }
     default:
         px_log("unexpected control message %u", hdr->type);
         break;

@@ -870,3 +870,28 @@ int weft_pmi_universe_size(void)
     }
     return pmi.size;
 }
+
+/* ---- for pmi_dynproc.c (pmi_client_private.h) ---- */
+
+int weft_pmi_client_wire(void)
+{
+    if (pmi.pmix) {
+        return 3;
+    }
+    return (pmi.singleton || pmi.fd < 0) ? 0 : pmi.wire;
+}
+
+const char *weft_pmi_client_kvsname(void)
+{
+    return pmi.kvsname;
+}
+
+int weft_pmi_client_send(const weft_pmi_msg_t *q)
+{
+    return pmi_send(q);
+}
+
+int weft_pmi_client_call(const weft_pmi_msg_t *q, weft_pmi_msg_t *r)
+{
+    return pmi_call(q, r, 0);
+}

@@ -228,8 +228,36 @@ static int encode_v2(const weft_pmi_msg_t *msg, char *out, size_t len)
     return (int)pos;
 }
 
+/* The multi-line wire-1 form (PMI-1 spawn): one "key=value" line each. */
+static int encode_mcmd(const weft_pmi_msg_t *msg, char *out, size_t len)
+{
+    size_t pos = 0;
+
+    if (out_put(out, len, &pos, "mcmd=", 5) ||
+        out_put(out, len, &pos, msg->cmd, strlen(msg->cmd)) || out_put(out, len, &pos, "\n", 1)) {
+        return -1;
+    }
+    for (int i = 0; i < msg->nattrs; i++) {
+        const char *v = msg->attrs[i].val;
+        if (strchr(v, '\n') != NULL || strpbrk(msg->attrs[i].key, " =\n") != NULL ||
+            out_put(out, len, &pos, msg->attrs[i].key, strlen(msg->attrs[i].key)) ||
+            out_put(out, len, &pos, "=", 1) || out_put(out, len, &pos, v, strlen(v)) ||
+            out_put(out, len, &pos, "\n", 1)) {
+            return -1;
+        }
+    }
+    if (out_put(out, len, &pos, "endcmd\n", 7)) {
+        return -1;
+    }
+    out[pos] = '\0';
+    return (int)pos;
+}
+
 int weft_pmi_msg_encode(const weft_pmi_msg_t *msg, char *out, size_t len)
 {
+    if (msg->wire == 1 && msg->id == WEFT_PMI_MSG_SPAWN) {
+        return encode_mcmd(msg, out, len);
+    }
     return msg->wire == 2 ? encode_v2(msg, out, len) : encode_v1(msg, out, len);
 }
 
@@ -262,6 +290,14 @@ static int parse_len6(const char *buf, size_t *len_p)
 
 int weft_pmi_frame(const char *buf, size_t avail, int wire, size_t *frame_len_p)
 {
+    if (wire == 1 && avail >= 5 && memcmp(buf, "mcmd=", 5) == 0) {
+        const char *end = memmem(buf, avail, "\nendcmd\n", 8);
+        if (end == NULL) {
+            return avail >= WEFT_PMI_WIRE_MAX ? -1 : 0;
+        }
+        *frame_len_p = (size_t)(end - buf) + 8;
+        return 1;
+    }
     if (wire == 1) {
         const char *nl = memchr(buf, '\n', avail);
         if (nl == NULL) {
@@ -292,6 +328,9 @@ int weft_pmi_wire_detect(const char *buf, size_t avail)
 
     if (avail == 0) {
         return 0;
+    }
+    if (buf[0] == 'm') { /* "mcmd=": PMI-1 spawn */
+        return avail < 5 ? 0 : memcmp(buf, "mcmd=", 5) == 0 ? 1 : -1;
     }
     if (memcmp(buf, v1, n) == 0) {
         return n == 4 ? 1 : 0;
@@ -363,7 +402,7 @@ static int decode_attr(weft_pmi_msg_t *msg, const char *tok, size_t n, char *err
         snprintf(err, errlen, "PMI message too large");
         return -1;
     }
-    if (strcmp(k, "cmd") == 0 && msg->cmd == NULL) {
+    if ((strcmp(k, "cmd") == 0 || strcmp(k, "mcmd") == 0) && msg->cmd == NULL) {
         msg->cmd = v;
         return 0;
     }
@@ -399,6 +438,23 @@ static int decode_v1(const char *p, size_t len, weft_pmi_msg_t *msg, char *err, 
         if (p > tok && decode_attr(msg, tok, (size_t)(p - tok), err, errlen) != 0) {
             return -1;
         }
+    }
+    return 0;
+}
+
+/* "mcmd=NAME\nkey=value\n...endcmd\n": values keep their spaces. */
+static int decode_mcmd(const char *p, size_t len, weft_pmi_msg_t *msg, char *err, size_t errlen)
+{
+    const char *end = p + len;
+
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t      n  = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        if (n > 0 && !(n == 6 && memcmp(p, "endcmd", 6) == 0) &&
+            decode_attr(msg, p, n, err, errlen) != 0) {
+            return -1;
+        }
+        p += n + 1;
     }
     return 0;
 }
@@ -442,6 +498,8 @@ int weft_pmi_msg_decode(const char *frame, size_t len, int wire, weft_pmi_dir_t 
     msg->used   = 0;
     if (wire == 2 && len >= 6 && frame[0] != 'c') {
         rc = decode_v2(frame + 6, len - 6, msg, err, errlen);
+    } else if (wire == 1 && len >= 5 && memcmp(frame, "mcmd=", 5) == 0) {
+        rc = decode_mcmd(frame, len, msg, err, errlen);
     } else if (wire == 2) {
         /* The PMI-1 style handshake line on a PMI-2 connection. */
         rc = decode_v1(frame, len, msg, err, errlen);

@@ -6,6 +6,7 @@
  * frames, parses and formats them for both wire formats:
  *   wire 1: "cmd=NAME key=value key=value\n"           (values without spaces)
  *   wire 2: "%6d" length + "cmd=NAME;key=value;...;"   (';' inside values is ";;")
+ *   wire 1 multi-line (spawn only): "mcmd=NAME\nkey=value\n...endcmd\n"
  * No I/O happens here: callers own their sockets and buffers.
  */
 #ifndef WEFT_PMI_WIRE_H
@@ -14,9 +15,9 @@
 #include <stddef.h>
 
 /* Largest encoded message (either wire), prefix and terminator included. */
-#define WEFT_PMI_WIRE_MAX   4096
+#define WEFT_PMI_WIRE_MAX   8192
 /* Most attributes one message may carry (cmd= not counted). */
-#define WEFT_PMI_MAX_ATTRS  32
+#define WEFT_PMI_MAX_ATTRS  160
 
 typedef enum {
     WEFT_PMI_MSG_NONE = 0,

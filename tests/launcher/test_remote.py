@@ -392,3 +392,35 @@ def test_host_without_weft(launcher, hosts, clean, tmp_path):
     assert p.returncode == 1, p.stderr
     assert re.search(rf"mpiexec: error: host ({HOSTS[0]}|{HOSTS[1]}) has no weft-proxy at "
                      rf"{re.escape(bindir)}/weft-proxy$", p.stderr, re.M), p.stderr
+
+
+# --- dynamic processes across hosts (launcher side of spawn; test_dynproc.py has the rest)
+def test_spawn_across_hosts(launcher, hosts, clean):
+    # The parent runs on host 0; its children go where the info key 'host'
+    # says (hosts 1 and 2), each child job with its own proxies and KVS, and
+    # the children's output comes back through the spawned job's mpiexec.
+    dyn = os.path.join(BUILD, "tests", "launcher", "pmi_dynproc_probe")
+    kids = [f"{HOSTS[1]}:2", f"{HOSTS[2]}:2"]
+    child = ["/usr/bin/env", f"WEFT_TEST_MARKER={clean}", "sh", "-c",
+             'echo "child $PMI_RANK at $(ip -4 -o addr show eth0 | awk \'{print $4}\')"; '
+             'exec "$0" --preput k', dyn]
+    step = (["spawn", "4", child[0], str(len(child) - 1)] + child[1:] +
+            ["1", "host", ",".join(kids), "1", "k", "across"])
+    p = run(launcher, ["-hosts", f"{HOSTS[0]}:1", dyn] + step, clean)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "dyn: op=spawn rc=0 errcodes=0,0,0,0" in p.stdout, p.stdout + p.stderr
+    for r in range(4):
+        h = HOSTS[1 + r // 2]
+        assert f"child {r} at {ADDR[h]}/24" in p.stdout.splitlines(), p.stdout
+    assert p.stdout.count("preput k=across") == 4
+    assert p.stdout.count("spawned=1") == 4 and "nodes=2" in p.stdout
+
+
+def test_spawn_missing_program_on_remote_hosts(launcher, hosts, clean):
+    dyn = os.path.join(BUILD, "tests", "launcher", "pmi_dynproc_probe")
+    step = ["spawn", "2", "/nonexistent/weft-prog", "0", "1", "host",
+            f"{HOSTS[1]}:1,{HOSTS[2]}:1", "0", "pub", "still", "here", "look", "still"]
+    p = run(launcher, ["-hosts", f"{HOSTS[0]}:1", dyn] + step, clean)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "dyn: op=spawn rc=SPAWN errcodes=1,1" in p.stdout, p.stdout
+    assert "dyn: op=look service=still rc=0 port=here" in p.stdout

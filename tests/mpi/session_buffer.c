@@ -141,6 +141,28 @@ int main(void)
     CHECK_OK(MPI_Session_detach_buffer(s, &addr, &isize));
     CHECK(addr == MPI_BUFFER_AUTOMATIC, "automatic detach gave %p", addr);
 
+    /* a communicator freed with its buffer still attached forgets it: a
+     * new communicator at the same address (the object pool reuses it)
+     * must not inherit the freed one's buffer. First with a buffered send
+     * in flight (its request holds the last reference, so the buffer is
+     * forgotten while reaping it), then without. */
+    for (int pending = 1; pending >= 0; pending--) {
+        MPI_Comm dead, fresh;
+        CHECK_OK(MPI_Comm_dup(c, &dead));
+        CHECK_OK(MPI_Comm_attach_buffer(dead, sbuf, big));
+        if (pending) {
+            exchange(dead, peer, N, 12, MPI_SUCCESS, "comm buffer before free");
+        }
+        MPI_Comm was = dead;
+        CHECK_OK(MPI_Comm_free(&dead));
+        CHECK_OK(MPI_Comm_dup(c, &fresh));
+        if (!pending && fresh != was) {
+            printf("note: the freed communicator's memory was not reused\n");
+        }
+        exchange(fresh, peer, N, 13, MPI_ERR_BUFFER, "fresh comm after a freed one");
+        CHECK_OK(MPI_Comm_free(&fresh));
+    }
+
     /* bad handles */
     CHECK_CLASS(MPI_Session_attach_buffer(MPI_SESSION_NULL, sbuf, big), MPI_ERR_SESSION);
     CHECK_CLASS(MPI_Session_flush_buffer(MPI_SESSION_NULL), MPI_ERR_SESSION);

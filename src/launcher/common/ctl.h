@@ -32,7 +32,13 @@ typedef enum {
     WEFT_CTL_HELLO,     /* p->m  first message: a0 listen port (0: no children); payload addr */
     WEFT_CTL_FROM,      /* p->m  a0 origin position; payload: one encoded message  */
     WEFT_CTL_TO,        /* m->p  a0 destination position; payload: encoded message */
-    WEFT_CTL_LOST       /* p->m  (inside FROM) the link to that proxy broke        */
+    WEFT_CTL_LOST,      /* p->m  (inside FROM) the link to that proxy broke        */
+    /* Dynamic processes (a0 is the proxy's PMI connection index) */
+    WEFT_CTL_NAME,      /* p->m  a1 op 'P'|'L'|'U'; payload "service\0port\0"        */
+    WEFT_CTL_NAME_R,    /* m->p  a1 rc (0 or WEFT_PMI_ERR_*); payload "op\0port or reason\0" */
+    WEFT_CTL_SPAWN,     /* p->m  payload: packed spawn request (pmi/pmi_spawn.h)    */
+    WEFT_CTL_SPAWN_R,   /* m->p  a1 rc; payload "errcodes\0message\0"                */
+    WEFT_CTL_NOEXEC     /* p->m  a0 rank, a1 errno: the rank's exec failed          */
 } weft_ctl_type_t;
 
 typedef struct {

@@ -47,6 +47,12 @@ int weft_job_pack(const weft_job_t *job, weft_buf_t *out)
     for (int i = 0; i < job->nenv; i++) {
         rc |= put_kv(out, "env", job->env[i]);
     }
+    for (int k = 1; k < job->napps; k++) {
+        rc |= put_int(out, "app", job->app_first[k]);
+        for (int a = 0; a < job->app_argc[k]; a++) {
+            rc |= put_kv(out, "app_arg", job->app_argv[k][a]);
+        }
+    }
     return rc ? -1 : 0;
 }
 
@@ -121,12 +127,47 @@ int weft_job_unpack(const char *data, size_t len, weft_job_t *job)
             if (push_str(&job->argv, &job->argc, v) != 0) {
                 return -1;
             }
+        } else if (KEY("app")) {
+            int    k     = job->napps ? job->napps : 1;
+            int   *first = realloc(job->app_first, sizeof(int) * (size_t)(k + 1));
+            int   *argc  = first ? realloc(job->app_argc, sizeof(int) * (size_t)(k + 1)) : NULL;
+            char ***argv = argc ? realloc(job->app_argv, sizeof(char **) * (size_t)(k + 1)) : NULL;
+            if (first) {
+                job->app_first = first;
+            }
+            if (argc) {
+                job->app_argc = argc;
+            }
+            if (argv == NULL) {
+                return -1;
+            }
+            job->app_argv = argv;
+            first[0]      = 0; /* app 0 starts at rank 0; its argv is job->argv */
+            argc[0]       = 0;
+            argv[0]       = NULL;
+            first[k]      = atoi(v);
+            argc[k]       = 0;
+            argv[k]       = NULL;
+            job->napps    = k + 1;
+        } else if (KEY("app_arg")) {
+            int k = job->napps - 1;
+            if (k < 1 || push_str(&job->app_argv[k], &job->app_argc[k], v) != 0) {
+                return -1;
+            }
         } else if (KEY("env")) {
             if (push_str(&job->env, &job->nenv, v) != 0) {
                 return -1;
             }
         }
 #undef KEY
+    }
+    if (job->napps == 0) {
+        job->napps = 1;
+    }
+    for (int k = 1; k < job->napps; k++) {
+        if (job->app_argc[k] <= 0 || job->app_first[k] <= job->app_first[k - 1]) {
+            return -1;
+        }
     }
     if (job->size <= 0 || job->nlocal <= 0 || job->argc <= 0 || job->jobid[0] == '\0') {
         return -1;
@@ -143,8 +184,29 @@ void weft_job_free(weft_job_t *job)
         free(job->env[i]);
     }
     free(job->argv);
+    for (int k = 1; k < job->napps; k++) {
+        for (int a = 0; a < job->app_argc[k]; a++) {
+            free(job->app_argv[k][a]);
+        }
+        free(job->app_argv[k]);
+    }
+    free(job->app_first);
+    free(job->app_argc);
+    free(job->app_argv);
     free(job->env);
     free(job->ranks);
     free(job->mapping);
     memset(job, 0, sizeof(*job));
+}
+
+int weft_job_app_of(const weft_job_t *job, int rank)
+{
+    int app = 0;
+
+    for (int k = 1; k < job->napps; k++) {
+        if (rank >= job->app_first[k]) {
+            app = k;
+        }
+    }
+    return app;
 }

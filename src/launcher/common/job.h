@@ -23,7 +23,13 @@ typedef struct {
     int                 nlocal;
     int                *ranks;       /* job ranks run by this proxy, ascending */
     int                 argc;
-    char              **argv;        /* argv[0] is an absolute path */
+    char              **argv;        /* argv[0] is an absolute path (app 0's) */
+    /* MPMD (mpiexec A : B, spawn_multiple): app k >= 1 starts at rank
+     * app_first[k] and runs app_argv[k]; index 0 is unused (argv above). */
+    int                 napps;       /* >= 1 */
+    int                *app_first;
+    int                *app_argc;
+    char             ***app_argv;
     int                 nenv;
     char              **env;         /* NAME=VALUE for every rank */
     weft_binding_conf_t bind;
@@ -33,5 +39,7 @@ int  weft_job_pack(const weft_job_t *job, weft_buf_t *out);
 /* Parse a packed job. 0, or -1 when malformed. */
 int  weft_job_unpack(const char *data, size_t len, weft_job_t *job);
 void weft_job_free(weft_job_t *job);
+/* The app (0..napps-1, its MPI_APPNUM) that job rank runs. */
+int  weft_job_app_of(const weft_job_t *job, int rank);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "pmi/pmi.h"
 #include "pmi/pmi_shm.h"
+#include "pmi/pmi_spawn.h"
 #include "pmi/pmi_wire.h"
 
 #include <errno.h>
@@ -38,6 +39,7 @@ void weft_pmi_server_fini(weft_pmi_server_t *srv)
             close(srv->conns[i].fd);
         }
         weft_buf_free(&srv->conns[i].in);
+        weft_buf_free(&srv->conns[i].spawn_acc);
         weft_buf_free(&srv->conns[i].out);
     }
     free(srv->conns);
@@ -227,6 +229,238 @@ static const char *job_attr(weft_pmi_server_t *srv, const char *key, char *tmp, 
     return NULL;
 }
 
+/* ---- name service and spawn: answered later, when mpiexec has ---- */
+
+static void srv_name(weft_pmi_server_t *srv, int i, int op, const char *service, const char *port)
+{
+    if (srv->on_name == NULL) {
+        weft_pmi_server_name_done(srv, i, op, WEFT_PMI_ERR_UNSUPPORTED,
+                                  "no name service here");
+        return;
+    }
+    srv->on_name(srv->ctx, i, op, service, port);
+}
+
+void weft_pmi_server_name_done(weft_pmi_server_t *srv, int i, int op, int rc, const char *text)
+{
+    weft_pmi_msg_t r;
+    int            v2;
+    const char    *why;
+
+    if (i < 0 || i >= srv->nconns || srv->conns[i].fd < 0) {
+        return;
+    }
+    v2 = srv->conns[i].wire == 2;
+    weft_pmi_msg_init(&r, op == 'P'   ? (v2 ? WEFT_PMI_MSG_NAME_PUBLISH_R : WEFT_PMI_MSG_PUBLISH_R)
+                          : op == 'L' ? (v2 ? WEFT_PMI_MSG_NAME_LOOKUP_R : WEFT_PMI_MSG_LOOKUP_R)
+                                      : (v2 ? WEFT_PMI_MSG_NAME_UNPUBLISH_R
+                                            : WEFT_PMI_MSG_UNPUBLISH_R));
+    if (rc == 0) {
+        weft_pmi_msg_add(&r, "rc", "0");
+        if (op == 'L') {
+            if (v2) { /* both spellings PMI-2 clients read */
+                weft_pmi_msg_add(&r, "found", "TRUE");
+                weft_pmi_msg_add(&r, "value", text);
+            }
+            weft_pmi_msg_add(&r, "port", text);
+        }
+        srv_reply(srv, i, &r);
+        return;
+    }
+    /* One word for PMI-1; the client maps it back to the error. */
+    why = rc == WEFT_PMI_ERR_DUPLICATE   ? "duplicate_service"
+          : rc == WEFT_PMI_ERR_NOT_FOUND ? "service_not_found"
+                                         : "name_service_unavailable";
+    weft_pmi_msg_add(&r, "rc", "1");
+    if (v2 && op == 'L') {
+        weft_pmi_msg_add(&r, "found", "FALSE");
+    }
+    weft_pmi_msg_add(&r, v2 ? "errmsg" : "msg", why);
+    srv_reply(srv, i, &r); /* mpiexec printed why */
+    (void)text;
+}
+
+static int tok_str(weft_buf_t *b, const char *s)
+{
+    return weft_buf_append_str0(b, s ? s : "");
+}
+
+static int tok_int(weft_buf_t *b, int v)
+{
+    char t[16];
+    snprintf(t, sizeof(t), "%d", v);
+    return weft_buf_append_str0(b, t);
+}
+
+void weft_pmi_server_spawn_done(weft_pmi_server_t *srv, int i, int rc, const char *errcodes,
+                                const char *msg)
+{
+    weft_pmi_msg_t r;
+    int            v2;
+    char           word[256];
+
+    if (i < 0 || i >= srv->nconns || srv->conns[i].fd < 0) {
+        return;
+    }
+    v2 = srv->conns[i].wire == 2;
+    weft_pmi_msg_init(&r, v2 ? WEFT_PMI_MSG_SPAWN2_R : WEFT_PMI_MSG_SPAWN_R);
+    weft_pmi_msg_addf(&r, "rc", "%d", rc == 0 ? 0 : 1);
+    if (errcodes != NULL && errcodes[0] != '\0') {
+        weft_pmi_msg_add(&r, "errcodes", errcodes);
+    }
+    if (rc != 0) {
+        snprintf(word, sizeof(word), "%s", msg ? msg : "spawn failed");
+        for (char *p = word; !v2 && *p; p++) {
+            *p = *p == ' ' ? '_' : *p;
+        }
+        weft_pmi_msg_add(&r, v2 ? "errmsg" : "msg", word);
+    }
+    srv_reply(srv, i, &r);
+}
+
+/* Hand a packed request (count, preput pairs, then the commands in cmds) to
+ * mpiexec, or refuse it here. */
+static void srv_spawn(weft_pmi_server_t *srv, int i, int count, int npreput, const char **pp,
+                      const weft_buf_t *cmds)
+{
+    weft_buf_t req = {0};
+    int        bad = tok_int(&req, count) | tok_int(&req, npreput);
+
+    for (int k = 0; k < 2 * npreput; k++) {
+        bad |= tok_str(&req, pp[k]);
+    }
+    bad |= weft_buf_append(&req, cmds->data, cmds->len);
+    if (bad) {
+        weft_pmi_server_spawn_done(srv, i, WEFT_PMI_ERR_GENERIC, NULL, "out of memory");
+    } else if (srv->on_spawn == NULL) {
+        weft_pmi_server_spawn_done(srv, i, WEFT_PMI_ERR_UNSUPPORTED, NULL,
+                                   "this PMI server cannot spawn");
+    } else {
+        srv->on_spawn(srv->ctx, i, req.data, req.len);
+    }
+    weft_buf_free(&req);
+}
+
+/* Value of the n-th attribute named key at or after attribute *pos. */
+static const char *attr_from(const weft_pmi_msg_t *q, int *pos, const char *key)
+{
+    for (int a = *pos; a < q->nattrs; a++) {
+        if (strcmp(q->attrs[a].key, key) == 0) {
+            *pos = a + 1;
+            return q->attrs[a].val;
+        }
+    }
+    return NULL;
+}
+
+/* PMI-1: one "mcmd=spawn" block per command; answer after the last. */
+static void spawn_v1(weft_pmi_server_t *srv, int i, const weft_pmi_msg_t *q)
+{
+    weft_pmi_sconn_t *c = &srv->conns[i];
+    int               nprocs, tot, sofar, argc = 0, npp = 0, ninfo = 0;
+    char              key[32];
+    const char       *pp[2 * 64];
+    int               bad;
+
+    if (weft_pmi_msg_get_int(q, "nprocs", &nprocs) || weft_pmi_msg_get_int(q, "totspawns", &tot) ||
+        weft_pmi_msg_get_int(q, "spawnssofar", &sofar) || nprocs <= 0 || tot <= 0 ||
+        sofar != c->spawn_blocks + 1 || sofar > tot) {
+        c->spawn_acc.len = 0;
+        c->spawn_blocks  = 0;
+        weft_pmi_server_spawn_done(srv, i, WEFT_PMI_ERR_SPAWN, NULL, "malformed spawn request");
+        return;
+    }
+    weft_pmi_msg_get_int(q, "argcnt", &argc);
+    weft_pmi_msg_get_int(q, "info_num", &ninfo);
+    bad = tok_str(&c->spawn_acc, weft_pmi_msg_get(q, "execname")) | tok_int(&c->spawn_acc, nprocs) |
+          tok_int(&c->spawn_acc, argc);
+    for (int a = 1; a <= argc; a++) {
+        snprintf(key, sizeof(key), "arg%d", a);
+        bad |= tok_str(&c->spawn_acc, weft_pmi_msg_get(q, key));
+    }
+    bad |= tok_int(&c->spawn_acc, ninfo);
+    for (int k = 0; k < ninfo; k++) {
+        snprintf(key, sizeof(key), "info_key_%d", k);
+        bad |= tok_str(&c->spawn_acc, weft_pmi_msg_get(q, key));
+        snprintf(key, sizeof(key), "info_val_%d", k);
+        bad |= tok_str(&c->spawn_acc, weft_pmi_msg_get(q, key));
+    }
+    c->spawn_blocks++;
+    if (sofar < tot && !bad) {
+        return; /* more blocks follow; no reply yet */
+    }
+    weft_pmi_msg_get_int(q, "preput_num", &npp);
+    for (int k = 0; k < npp && k < 64; k++) {
+        snprintf(key, sizeof(key), "preput_key_%d", k);
+        pp[2 * k] = weft_pmi_msg_get(q, key);
+        snprintf(key, sizeof(key), "preput_val_%d", k);
+        pp[2 * k + 1] = weft_pmi_msg_get(q, key);
+    }
+    if (bad || npp > 64) {
+        weft_pmi_server_spawn_done(srv, i, WEFT_PMI_ERR_SPAWN, NULL, "spawn request too large");
+    } else {
+        srv_spawn(srv, i, tot, npp, pp, &c->spawn_acc);
+    }
+    c->spawn_acc.len = 0;
+    c->spawn_blocks  = 0;
+}
+
+/* PMI-2: one message; the per-command keys repeat, so read them in order. */
+static void spawn_v2(weft_pmi_server_t *srv, int i, const weft_pmi_msg_t *q)
+{
+    weft_buf_t  cmds = {0};
+    int         ncmds = 0, npp = 0, pos = 0, bad = 0;
+    const char *pp[2 * 64];
+    char        key[32];
+
+    weft_pmi_msg_get_int(q, "ncmds", &ncmds);
+    weft_pmi_msg_get_int(q, "preputcount", &npp);
+    bad = ncmds <= 0 || npp < 0 || npp > 64;
+    for (int k = 0; k < npp && !bad; k++) {
+        snprintf(key, sizeof(key), "ppkey%d", k);
+        pp[2 * k] = weft_pmi_msg_get(q, key);
+        snprintf(key, sizeof(key), "ppval%d", k);
+        pp[2 * k + 1] = weft_pmi_msg_get(q, key);
+        bad |= pp[2 * k] == NULL || pp[2 * k + 1] == NULL;
+    }
+    for (int c = 0; c < ncmds && !bad; c++) {
+        const char *cmd = attr_from(q, &pos, "subcmd");
+        const char *mp  = attr_from(q, &pos, "maxprocs");
+        const char *ac  = attr_from(q, &pos, "argc");
+        int         argc = ac ? atoi(ac) : 0, ninfo;
+        if (cmd == NULL || mp == NULL || atoi(mp) <= 0) {
+            bad = 1;
+            break;
+        }
+        bad |= tok_str(&cmds, cmd) | tok_int(&cmds, atoi(mp)) | tok_int(&cmds, argc);
+        for (int a = 0; a < argc; a++) {
+            int save = pos;
+            snprintf(key, sizeof(key), "argv%d", a);
+            const char *v = attr_from(q, &pos, key);
+            bad |= v == NULL || tok_str(&cmds, v);
+            if (v == NULL) {
+                pos = save;
+            }
+        }
+        const char *nk = attr_from(q, &pos, "infokeycount");
+        ninfo          = nk ? atoi(nk) : 0;
+        bad |= tok_int(&cmds, ninfo);
+        for (int k = 0; k < ninfo && !bad; k++) {
+            snprintf(key, sizeof(key), "infokey%d", k);
+            const char *ik = attr_from(q, &pos, key);
+            snprintf(key, sizeof(key), "infoval%d", k);
+            const char *iv = attr_from(q, &pos, key);
+            bad |= ik == NULL || iv == NULL || tok_str(&cmds, ik) || tok_str(&cmds, iv);
+        }
+    }
+    if (bad) {
+        weft_pmi_server_spawn_done(srv, i, WEFT_PMI_ERR_SPAWN, NULL, "malformed spawn request");
+    } else {
+        srv_spawn(srv, i, ncmds, npp, pp, &cmds);
+    }
+    weft_buf_free(&cmds);
+}
+
 static void handle_v1(weft_pmi_server_t *srv, int i, const weft_pmi_msg_t *q)
 {
     weft_pmi_sconn_t *c = &srv->conns[i];
@@ -246,7 +480,7 @@ static void handle_v1(weft_pmi_server_t *srv, int i, const weft_pmi_msg_t *q)
     case WEFT_PMI_MSG_APPNUM:
         weft_pmi_msg_init(&r, WEFT_PMI_MSG_APPNUM_R);
         weft_pmi_msg_add(&r, "rc", "0");
-        weft_pmi_msg_add(&r, "appnum", "0");
+        weft_pmi_msg_addf(&r, "appnum", "%d", c->appnum);
         break;
     case WEFT_PMI_MSG_KVSNAME:
         weft_pmi_msg_init(&r, WEFT_PMI_MSG_KVSNAME_R);
@@ -295,6 +529,18 @@ static void handle_v1(weft_pmi_server_t *srv, int i, const weft_pmi_msg_t *q)
         c->finalized = 1;
         reply_simple(srv, i, WEFT_PMI_MSG_FINALIZE_R);
         return;
+    case WEFT_PMI_MSG_PUBLISH:
+        srv_name(srv, i, 'P', weft_pmi_msg_get(q, "service"), weft_pmi_msg_get(q, "port"));
+        return;
+    case WEFT_PMI_MSG_LOOKUP:
+        srv_name(srv, i, 'L', weft_pmi_msg_get(q, "service"), NULL);
+        return;
+    case WEFT_PMI_MSG_UNPUBLISH:
+        srv_name(srv, i, 'U', weft_pmi_msg_get(q, "service"), NULL);
+        return;
+    case WEFT_PMI_MSG_SPAWN:
+        spawn_v1(srv, i, q);
+        return;
     default:
         snprintf(tmp, sizeof(tmp), "unsupported PMI-1 command '%.32s'", q->cmd);
         srv_error(srv, c->rank, tmp);
@@ -326,7 +572,7 @@ static void handle_v2(weft_pmi_server_t *srv, int i, const weft_pmi_msg_t *q)
         weft_pmi_msg_add(&r, "pmi-subversion", "0");
         weft_pmi_msg_addf(&r, "rank", "%d", c->rank);
         weft_pmi_msg_addf(&r, "size", "%d", srv->size);
-        weft_pmi_msg_add(&r, "appnum", "0");
+        weft_pmi_msg_addf(&r, "appnum", "%d", c->appnum);
         weft_pmi_msg_add(&r, "debugged", "FALSE");
         weft_pmi_msg_add(&r, "pmiverbose", "FALSE");
         weft_pmi_msg_add(&r, "rc", "0");
@@ -383,6 +629,18 @@ static void handle_v2(weft_pmi_server_t *srv, int i, const weft_pmi_msg_t *q)
     case WEFT_PMI_MSG_FINALIZE2:
         c->finalized = 1;
         reply_simple(srv, i, WEFT_PMI_MSG_FINALIZE2_R);
+        return;
+    case WEFT_PMI_MSG_NAME_PUBLISH:
+        srv_name(srv, i, 'P', weft_pmi_msg_get(q, "name"), weft_pmi_msg_get(q, "port"));
+        return;
+    case WEFT_PMI_MSG_NAME_LOOKUP:
+        srv_name(srv, i, 'L', weft_pmi_msg_get(q, "name"), NULL);
+        return;
+    case WEFT_PMI_MSG_NAME_UNPUBLISH:
+        srv_name(srv, i, 'U', weft_pmi_msg_get(q, "name"), NULL);
+        return;
+    case WEFT_PMI_MSG_SPAWN2:
+        spawn_v2(srv, i, q);
         return;
     default:
         snprintf(tmp, sizeof(tmp), "unsupported PMI-2 command '%.32s'", q->cmd);

@@ -17,11 +17,14 @@
 typedef struct {
     int        fd;
     int        rank;
+    int        appnum;      /* MPI_APPNUM: which program of an MPMD job */
     int        wire;        /* 0 until detected, then 1 or 2 */
     int        initialized; /* answered init */
     int        finalized;
     int        in_fence;
     int        aborted;
+    weft_buf_t spawn_acc; /* PMI-1 spawn blocks so far (pmi/pmi_spawn.h packed cmds) */
+    int        spawn_blocks;
     weft_buf_t in;
     weft_buf_t out;
 } weft_pmi_sconn_t;
@@ -45,6 +48,12 @@ typedef struct {
     void (*on_fence)(void *ctx, const char *puts, size_t len);
     /* A rank asked to abort the job. */
     void (*on_abort)(void *ctx, int rank, int code, const char *msg);
+    /* Name service: op 'P' publish, 'L' lookup, 'U' unpublish (port NULL
+     * unless publishing). Answer later with weft_pmi_server_name_done(). */
+    void (*on_name)(void *ctx, int conn, int op, const char *service, const char *port);
+    /* Spawn: req is a packed request (pmi/pmi_spawn.h). Answer later with
+     * weft_pmi_server_spawn_done(). */
+    void (*on_spawn)(void *ctx, int conn, const char *req, size_t len);
     /* A protocol error worth one line on stderr. */
     void (*on_error)(void *ctx, int rank, const char *what);
 } weft_pmi_server_t;
@@ -58,5 +67,13 @@ int  weft_pmi_server_input(weft_pmi_server_t *srv, int i);
 void weft_pmi_server_flush(weft_pmi_server_t *srv, int i);
 /* mpiexec's merged puts of the fence arrived: store them, release ranks. */
 void weft_pmi_server_fence_done(weft_pmi_server_t *srv, const char *puts, size_t len);
+
+/* Answer connection conn's name request: rc 0 or WEFT_PMI_ERR_* (pmi.h);
+ * text is the port of a lookup, or the reason of a failure. */
+void weft_pmi_server_name_done(weft_pmi_server_t *srv, int conn, int op, int rc, const char *text);
+/* Answer connection conn's spawn: rc 0 or WEFT_PMI_ERR_*, errcodes a comma
+ * list (one per child), msg the reason of a failure. */
+void weft_pmi_server_spawn_done(weft_pmi_server_t *srv, int conn, int rc, const char *errcodes,
+                                const char *msg);
 
 #endif
