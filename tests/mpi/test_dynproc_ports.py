@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Dynamic processes between two separately started mpiexecs
+"""Dynamic processes across launches: two separately started mpiexecs
 (tests/mpi/dynproc_connect.c): connect/accept with data both ways, merge,
 disconnect; a connect to the closed port of a job that has ended fails with
-MPI_ERR_PORT within WEFT_CONNECT_TIMEOUT."""
+MPI_ERR_PORT within WEFT_CONNECT_TIMEOUT; spawn from a singleton (no launcher)."""
 import os
 import pathlib
 import subprocess
@@ -58,3 +58,17 @@ def test_connect_to_closed_port_of_ended_job(tmp_path):
     assert rc == 0 and "No Errors" in out, detail
     assert "connect to a closed port failed" in out, detail
     assert elapsed < 20, f"took {elapsed:.1f} s with WEFT_CONNECT_TIMEOUT=2\n{detail}"
+
+
+def test_spawn_from_singleton():
+    """No launcher: the library starts Weft's mpiexec (found in PATH) for the children."""
+    prog = BUILD / "tests" / "mpi" / "dynproc_spawn"
+    assert prog.exists(), f"{prog} not built"
+    env = dict(os.environ, PATH=f"{PREFIX / 'bin'}:{os.environ.get('PATH', '')}")
+    for k in [k for k in env if k.startswith("PMI_") or k == "WEFT_PMI_FD"]:
+        del env[k]
+    proc = subprocess.Popen([str(prog), "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    rc, out, detail = finish(proc, "singleton spawn", 180)
+    assert rc == 0 and "No Errors" in out, detail
+    assert "FAIL" not in out + detail, detail

@@ -437,8 +437,16 @@ static int local_mask(weft_comm_t *comm, weft_ctx_mask_t *mask)
     return weft_x_allreduce_band(&x, mask, sizeof(*mask), WEFT_XTAG_DYNPROC + 3);
 }
 
+static double now_s(void);
+
 int weft_comm_accept_impl(const char *port_name, weft_info_t *info, int root, weft_comm_t *comm,
                           MPI_Comm *newcomm)
+{
+    return weft_dynproc_accept(port_name, info, root, comm, 0, newcomm);
+}
+
+int weft_dynproc_accept(const char *port_name, weft_info_t *info, int root, weft_comm_t *comm,
+                        double timeout, MPI_Comm *newcomm)
 {
     weft_ctx_mask_t mask;
     member_t       *mine = NULL, *remote = NULL;
@@ -465,8 +473,13 @@ int weft_comm_accept_impl(const char *port_name, weft_info_t *info, int root, we
                                     "open at this process (the root)",
                                     port_name ? port_name : "(null)");
         }
+        double deadline = now_s() + timeout;
         while (out.status == MPI_SUCCESS && (q = p->queue) == NULL) {
             if (weft_progress_poll() == 0) {
+                if (timeout > 0 && now_s() > deadline) {
+                    out.status = weft_error(MPI_ERR_OTHER, "nobody connected within %.0f s",
+                                            timeout);
+                }
                 weft_wait_step(&w);
             }
         }
@@ -528,6 +541,13 @@ static double now_s(void)
 int weft_comm_connect_impl(const char *port_name, weft_info_t *info, int root, weft_comm_t *comm,
                            MPI_Comm *newcomm)
 {
+    return weft_dynproc_connect(port_name, info, root, comm, (double)weft_tunables.CONNECT_TIMEOUT,
+                                newcomm);
+}
+
+int weft_dynproc_connect(const char *port_name, weft_info_t *info, int root, weft_comm_t *comm,
+                         double timeout, MPI_Comm *newcomm)
+{
     weft_ctx_mask_t mask;
     member_t       *mine = NULL, *remote = NULL;
     outcome_t       out  = {MPI_SUCCESS, 0, {0, 0}};
@@ -564,7 +584,7 @@ int weft_comm_connect_impl(const char *port_name, weft_info_t *info, int root, w
                                     "process's own (connect and accept need two processes)");
         }
         if (out.status == MPI_SUCCESS) {
-            double      deadline = now_s() + (double)weft_tunables.CONNECT_TIMEOUT;
+            double      deadline = now_s() + timeout;
             weft_wait_t w        = {0};
 
             memset(c, 0, sizeof(*c));
@@ -594,8 +614,8 @@ int weft_comm_connect_impl(const char *port_name, weft_info_t *info, int root, w
             if (out.status != MPI_SUCCESS) {
             } else if (!dp.answered) {
                 out.status = weft_error(MPI_ERR_PORT, "no answer from the port's process within "
-                                        "WEFT_CONNECT_TIMEOUT=%ld s (port closed, process gone, "
-                                        "or no MPI_Comm_accept)", weft_tunables.CONNECT_TIMEOUT);
+                                        "%.0f s (port closed, process gone, or no "
+                                        "MPI_Comm_accept; WEFT_CONNECT_TIMEOUT)", timeout);
             } else if (dp.reply == NULL) {
                 out.status = weft_error(MPI_ERR_NO_MEM, "no memory for a handshake reply");
             } else if (dp.reply->status != MPI_SUCCESS) {
