@@ -2,7 +2,8 @@
 """Dynamic processes across launches: two separately started mpiexecs
 (tests/mpi/dynproc_connect.c): connect/accept with data both ways, merge,
 disconnect; a connect to the closed port of a job that has ended fails with
-MPI_ERR_PORT within WEFT_CONNECT_TIMEOUT; spawn from a singleton (no launcher)."""
+MPI_ERR_PORT within WEFT_CONNECT_TIMEOUT; spawn from a singleton (no launcher);
+MPI_Comm_join and publish/lookup between two mpiexecs (tests/mpi/dynproc_join.c)."""
 import os
 import pathlib
 import subprocess
@@ -72,3 +73,43 @@ def test_spawn_from_singleton():
     rc, out, detail = finish(proc, "singleton spawn", 180)
     assert rc == 0 and "No Errors" in out, detail
     assert "FAIL" not in out + detail, detail
+
+
+JOIN = BUILD / "tests" / "mpi" / "dynproc_join"
+
+
+def join_job(*args, env=None):
+    cmd = [str(PREFIX / "bin" / "mpiexec"), "-n", "1", *args[:-1], str(JOIN), args[-1][0],
+           args[-1][1]]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+
+
+def test_join_two_jobs(tmp_path):
+    """MPI_Comm_join over a TCP connection between processes of two mpiexecs."""
+    assert JOIN.exists(), f"{JOIN} not built"
+    f = str(tmp_path / "tcp")
+    a = join_job(("join-listen", f))
+    b = join_job(("join-connect", f))
+    rc_b, out_b, detail_b = finish(b, "join-connect job", 120)
+    rc_a, out_a, detail_a = finish(a, "join-listen job", 60)
+    assert rc_a == 0 and "No Errors" in out_a, detail_a
+    assert rc_b == 0 and "No Errors" in out_b, detail_b
+
+
+def test_publish_lookup_two_jobs(tmp_path):
+    """The first mpiexec serves names (-nameserver-file), the second uses it
+    (-nameserver): publish, duplicate publish, lookup, connect, unpublish."""
+    assert JOIN.exists(), f"{JOIN} not built"
+    ns = str(tmp_path / "ns")
+    ready = str(tmp_path / "ready")
+    a = join_job("-nameserver-file", ns, ("publish", ready))
+    for _ in range(600):
+        if os.path.exists(ready):
+            break
+        time.sleep(0.05)
+    b = join_job("-nameserver", ns, ("lookup", ready))
+    rc_b, out_b, detail_b = finish(b, "lookup job", 120)
+    rc_a, out_a, detail_a = finish(a, "publish job", 60)
+    assert rc_a == 0 and "No Errors" in out_a, detail_a
+    assert rc_b == 0 and "No Errors" in out_b, detail_b
