@@ -674,6 +674,10 @@ static void peer_failed(int dst, int err, const char *what)
 {
     char why[256];
 
+    if (dst >= ofi.size && dst < ofi.npeers && ofi.gone[dst]) {
+        return; /* given up on already: nobody waits for it */
+    }
+
     snprintf(why, sizeof(why), "%s: %s (libfabric provider %s)", what, fab.strerror(err),
              ofi_provider());
     ofi.peer_lost(dst, why);
@@ -949,6 +953,9 @@ static void ofi_dyn_forget(int id)
     }
     ofi.talked[id] = 0;
     ofi.gone[id]   = 1;
+    /* Forget its address too: a later process may get the same host:port,
+     * and must not inherit the provider's connection to this one. */
+    fi_av_remove(ofi.av, &ofi.addrs[id], 1, 0);
     /* What still waits for the provider to take it is dropped (a dead
      * address can say FI_EAGAIN forever and block the queue). */
     ofi.queue_tail = NULL;
