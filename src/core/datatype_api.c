@@ -551,7 +551,7 @@ static int real_kind(int p, int r, int *kind)
 
 int weft_type_create_f90_real_impl(int p, int r, MPI_Datatype *newtype)
 {
-    int kind, rc = real_kind(p, r, &kind);
+    int kind = 0, rc = real_kind(p, r, &kind);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
@@ -561,7 +561,7 @@ int weft_type_create_f90_real_impl(int p, int r, MPI_Datatype *newtype)
 
 int weft_type_create_f90_complex_impl(int p, int r, MPI_Datatype *newtype)
 {
-    int kind, rc = real_kind(p, r, &kind);
+    int kind = 0, rc = real_kind(p, r, &kind);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
@@ -790,13 +790,13 @@ static int get_contents(weft_datatype_t *dt, MPI_Count max_i, MPI_Count max_a, M
         (eng->nlarge > 0 && larges == NULL) || (eng->ntypes > 0 && types == NULL)) {
         return weft_error(MPI_ERR_ARG, "NULL output array");
     }
-    if (eng->nints > 0) {
+    if (eng->nints > 0 && ints != NULL) {
         memcpy(ints, eng->ints, (size_t)eng->nints * sizeof(int));
     }
-    if (eng->naddrs > 0) {
+    if (eng->naddrs > 0 && addrs != NULL) {
         memcpy(addrs, eng->addrs, (size_t)eng->naddrs * sizeof(MPI_Aint));
     }
-    if (eng->nlarge > 0) {
+    if (eng->nlarge > 0 && larges != NULL) { /* NULL from the int binding */
         memcpy(larges, eng->larges, (size_t)eng->nlarge * sizeof(MPI_Count));
     }
     /* Derived types come back as new references the caller frees. */

@@ -1130,7 +1130,7 @@ static int mrecv_start(void *buf, MPI_Count count, weft_datatype_t *dt, MPI_Mess
 int weft_mrecv_impl(void *buf, MPI_Count count, weft_datatype_t *datatype, MPI_Message *message,
                     MPI_Status *status)
 {
-    weft_request_t *r;
+    weft_request_t *r = NULL;
     MPI_Status      st;
     int             rc = mrecv_start(buf, count, datatype, message, &r);
 
@@ -1145,7 +1145,7 @@ int weft_mrecv_impl(void *buf, MPI_Count count, weft_datatype_t *datatype, MPI_M
 int weft_imrecv_impl(void *buf, MPI_Count count, weft_datatype_t *datatype, MPI_Message *message,
                      MPI_Request *request)
 {
-    weft_request_t *r;
+    weft_request_t *r  = NULL;
     int             rc = mrecv_start(buf, count, datatype, message, &r);
 
     if (rc == MPI_SUCCESS) {

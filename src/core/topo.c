@@ -731,7 +731,7 @@ int weft_topo_test_impl(weft_comm_t *comm, int *status)
 static int same_group_comm(weft_comm_t *comm_old, weft_comm_t **new_p)
 {
     uint32_t     ctx;
-    weft_comm_t *nc;
+    weft_comm_t *nc = NULL;
     int          rc = weft_comm_agree_ids(comm_old, 1, &ctx, WEFT_XTAG_TOPO);
 
     if (rc != MPI_SUCCESS) {
@@ -803,7 +803,7 @@ int weft_dist_graph_create_adjacent_impl(weft_comm_t *comm_old, int indegree, co
                                          const int destinations[], const int *destweights,
                                          weft_info_t *info, int reorder, MPI_Comm *comm_dist_graph)
 {
-    weft_comm_t *nc;
+    weft_comm_t *nc = NULL;
     weft_topo_t *t;
     int          weighted, rc;
 

@@ -636,7 +636,7 @@ static int seek_target(weft_file_t *fh, MPI_Offset cur, MPI_Offset offset, int w
 
 int weft_file_seek_impl(weft_file_t *fh, MPI_Offset offset, int whence)
 {
-    MPI_Offset to;
+    MPI_Offset to = 0;
     int        rc = (fh->amode & MPI_MODE_SEQUENTIAL)
                         ? weft_error(MPI_ERR_UNSUPPORTED_OPERATION,
                                      "file \"%s\" was opened MPI_MODE_SEQUENTIAL", fh->path)

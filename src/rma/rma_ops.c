@@ -426,7 +426,7 @@ static int do_accumulate(const void *obuf, MPI_Count ocount, weft_datatype_t *od
                          const char *what)
 {
     rma_dest_t       d;
-    weft_datatype_t *bdt, *obdt;
+    weft_datatype_t *bdt = NULL, *obdt = NULL;
     MPI_Count        nbytes = tcount * tdt->size;
     char            *in = NULL, *old = NULL, *in_tmp = NULL;
     int              rc, noop = op->id == WEFT_OP_NO_OP;

@@ -738,8 +738,8 @@ int weft_recv_now(void *buf, MPI_Count count, weft_datatype_t *dt, int source, i
 int weft_send(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
               weft_comm_t *comm, unsigned ctx_offset)
 {
-    weft_request_t *req;
-    int             rc = weft_isend(buf, count, dt, dest, tag, comm, ctx_offset,
+    weft_request_t *req = NULL;
+    int             rc  = weft_isend(buf, count, dt, dest, tag, comm, ctx_offset,
                                     WEFT_SEND_STANDARD, &req);
     return rc != MPI_SUCCESS ? rc : weft_request_wait(req, MPI_STATUS_IGNORE);
 }
@@ -747,7 +747,7 @@ int weft_send(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, i
 int weft_recv(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int tag,
               weft_comm_t *comm, unsigned ctx_offset, MPI_Status *status)
 {
-    weft_request_t *req;
+    weft_request_t *req = NULL;
     int             rc = weft_irecv(buf, count, dt, source, tag, comm, ctx_offset, &req);
     return rc != MPI_SUCCESS ? rc : weft_request_wait(req, status);
 }
