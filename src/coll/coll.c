@@ -22,6 +22,7 @@
 
 #include "coll/coll_internal.h"
 #include "core/comm.h"
+#include "core/dev/peer.h"
 #include "core/errors.h"
 #include "core/group.h"
 #include "core/runtime.h"
@@ -91,6 +92,9 @@ static int node_of_world(int w)
 {
     if (weft_tunables.COLL_FAKE_PPN > 0) {
         return (int)(w / weft_tunables.COLL_FAKE_PPN);
+    }
+    if (w >= weft_runtime.pmi.size) { /* a process of another job */
+        return weft_dev_host_of(w);
     }
     if (weft_runtime.pmi.node_of_rank == NULL) {
         return 0;

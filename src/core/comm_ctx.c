@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dev/peer.h"
 #include "core/errors.h"
 #include "core/pt2pt.h"
 #include "core/runtime.h"
@@ -251,12 +252,13 @@ int weft_x_barrier(const weft_xgroup_t *x, int tag)
 int weft_x_exchange(weft_comm_t *comm, int peer, const void *out, size_t nout, void **in_p,
                     size_t *nin_p, int tag)
 {
-    int    first = weft_runtime.pmi.rank < comm->peer_world[peer];
+    /* An order every job agrees on (process ids are per process). */
+    int    first = weft_dev_process_cmp(weft_runtime.pmi.rank, comm->peer_world[peer]) < 0;
     size_t nin   = 0;
     void  *in;
     int    rc;
 
-    /* Sizes, then data; the lower world rank sends first in both rounds. */
+    /* Sizes, then data; the lower process sends first in both rounds. */
     if (first) {
         if ((rc = weft_send_bytes(&nout, sizeof(nout), peer, tag, comm)) != MPI_SUCCESS ||
             (rc = weft_recv_bytes(&nin, sizeof(nin), peer, tag, comm)) != MPI_SUCCESS) {

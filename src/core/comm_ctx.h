@@ -42,6 +42,7 @@ typedef struct {
 #define WEFT_XTAG_TOPO       0x40000500
 #define WEFT_XTAG_BARRIER    0x40000600
 #define WEFT_XTAG_COLL_SHM   0x40000700 /* shared-memory collective region setup */
+#define WEFT_XTAG_DYNPROC    0x40000800 /* connect/accept, disconnect (core/dynproc) */
 #define WEFT_XTAG_IDUP       0x44000000 /* | ((idup sequence << 6 | round) & 0x3fffff) */
 #define WEFT_XTAG_INTER_USER 0x48000000 /* | (user tag << 3), MPI_Intercomm_create leaders */
 #define WEFT_XTAG_CREATE_GRP 0x50000000 /* | (user tag << 2), MPI_Comm_create_group */

@@ -22,6 +22,7 @@
 #include "core/comm.h"
 #include "core/comm_ctx.h"
 #include "core/comm_internal.h"
+#include "core/dev/peer.h"
 #include "core/errhandler.h"
 #include "core/errors.h"
 #include "core/info.h"
@@ -279,11 +280,13 @@ int weft_intercomm_merge_impl(weft_comm_t *intercomm, int high, MPI_Comm *newint
         return rc;
     }
     /* The group that passed high=false comes first; on a tie, the group
-     * whose first member has the lower world rank. Both sides agree. */
+     * whose first member comes first (lower world rank in one job; an order
+     * both jobs agree on otherwise). */
     if (mine != remote_high) {
         first = mine ? intercomm->remote_group : intercomm->group;
     } else {
-        first = intercomm->group->world_ranks[0] < intercomm->remote_group->world_ranks[0]
+        first = weft_dev_process_cmp(intercomm->group->world_ranks[0],
+                                     intercomm->remote_group->world_ranks[0]) < 0
                     ? intercomm->group
                     : intercomm->remote_group;
     }

@@ -11,6 +11,7 @@
 
 #include "core/comm.h"
 #include "core/datatype.h"
+#include "core/dynproc/dynproc.h"
 #include "core/errhandler.h"
 #include "core/group.h"
 #include "core/info.h"
@@ -209,6 +210,9 @@ int weft_runtime_init(int required, int *provided)
     }
     weft_runtime.state   = WEFT_STATE_INITIALIZED;
     weft_runtime.core_up = 1;
+    if ((rc = weft_dynproc_init()) != MPI_SUCCESS) { /* spawned: meet the parents */
+        return rc;
+    }
     /* Turn the lock on last: init itself runs single-threaded. */
     weft_runtime.thread_multiple = weft_runtime.thread_level == MPI_THREAD_MULTIPLE;
     weft_report_start();

@@ -38,6 +38,11 @@ enum {
     WEFT_AM_PT2PT_DATA,   /* a rendezvous chunk sent as a message (R3) */
     WEFT_AM_RMA_FIRST   = 16, /* 16..31 reserved for RMA */
     WEFT_AM_SHMEM_FIRST = 32, /* 32..47 reserved for OpenSHMEM */
+    /* 48..55 dynamic processes (core/dynproc). The first one, a connect
+     * request, may come from a process the receiver does not know yet: the
+     * netmod delivers it unsequenced with world_src -1. */
+    WEFT_AM_DYNPROC_FIRST = 48,
+    WEFT_AM_DYNPROC_CONNECT = 48,
     WEFT_AM_NETMOD_BYE       = 62, /* finalize handshake, inside the netmod */
     WEFT_AM_NETMOD_KEEPALIVE = 63, /* handled inside the netmod, never dispatched */
     WEFT_AM_MAX         = 64, /* ids are below this */
@@ -73,6 +78,9 @@ typedef struct {
     /* A peer was lost (connection error, dead process): core reports it
      * (naming rank and host) and ends the job. Does not return. */
     void (*peer_lost)(int world, const char *why);
+    /* Dynamic processes: this process's identity for processes of other
+     * jobs (random, nonzero). */
+    uint64_t                    uid;
 } weft_transport_init_t;
 
 /* Netmod capability bits (ops.caps). */
@@ -132,6 +140,21 @@ typedef struct {
                               uint64_t raddr, uint64_t key, void *cookie);
     /* Largest single rma_read. */
     size_t        (*max_rma)(void);
+
+    /* ---- Dynamic processes (processes of other jobs) ----
+     * Peers numbered from pmi->size up are processes of other jobs; they
+     * send with their uid, which the receiver maps back to the number given
+     * in dyn_add_peer (messages from a uid not added yet wait until it is).
+     * dyn_open: bring the endpoint up without any PMI exchange, when init
+     * has not run (not collective; args as for init, uses_netmod all 0). */
+    weft_status_t (*dyn_open)(const weft_transport_init_t *args);
+    /* Our endpoint name (binary, *len in: room, out: bytes). */
+    weft_status_t (*dyn_name)(void *name, size_t *len);
+    /* Make id (>= job size, ids added in increasing order, no gaps) the
+     * process at endpoint name whose sends carry uid. */
+    weft_status_t (*dyn_add_peer)(int id, const void *name, size_t len, uint64_t uid);
+    /* No more keepalives to id (it disconnected: it may exit at will). */
+    void          (*dyn_forget)(int id);
 } weft_transport_ops_t;
 
 /* The libfabric netmod (transport/ofi). */

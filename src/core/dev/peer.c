@@ -5,9 +5,12 @@
  */
 #include "core/dev/peer.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/errors.h"
 #include "core/mpit/pvar.h"
@@ -19,6 +22,21 @@ weft_dev_t           weft_dev;
 weft_am_handler_fn_t weft_am_handlers[WEFT_AM_TABLE_SIZE];
 
 static unsigned char *uses_netmod;
+
+/* Processes of other jobs: identity per id >= size (index id - size). */
+typedef struct {
+    uint64_t uid, jobkey;
+    int      job_rank, node;
+} dyn_ident_t;
+
+static struct {
+    uint64_t     uid, jobkey;
+    dyn_ident_t *ident;
+    size_t       max_payload; /* what the netmod was (or would be) started with */
+    int          want_rma;
+    void       (*rma_done)(void *cookie, size_t len, int err);
+    int        (*grow)(int nprocs);
+} dyn;
 
 /* The host of a job rank: the PMI node id, or for namespace tests
  * (WEFT_TEST_HOST_BLOCK=N) blocks of N consecutive ranks. */
@@ -53,6 +71,16 @@ static void peer_lost(int world, const char *why)
 {
     char msg[512];
 
+    if (world >= weft_dev.size) {
+        /* A process of another job: this job goes on without it. */
+        if (!weft_dev.peers[world].failed) {
+            weft_log_warn("lost contact with a process of another job (rank %d of that job): %s",
+                          dyn.ident[world - weft_dev.size].job_rank, why);
+        }
+        weft_dev.peers[world].failed = 1;
+        return;
+    }
+
     snprintf(msg, sizeof(msg), "lost contact with rank %d on host %d: %s", world,
              weft_dev_host_of(world), why);
     weft_runtime_abort(MPI_ERR_OTHER, msg);
@@ -67,6 +95,7 @@ int weft_dev_peers_init(void)
     }
     weft_dev.me     = pmi->rank;
     weft_dev.size   = pmi->size;
+    weft_dev.nprocs = pmi->size;
     weft_dev.peers  = calloc((size_t)pmi->size, sizeof(weft_peer_t));
     uses_netmod     = calloc((size_t)pmi->size, 1);
     if (weft_dev.peers == NULL || uses_netmod == NULL) {
@@ -94,6 +123,9 @@ int weft_dev_netmod_init(size_t max_payload, int want_rma,
     const weft_pmi_info_t *pmi = &weft_runtime.pmi;
     weft_transport_init_t  args;
 
+    dyn.max_payload = max_payload;
+    dyn.want_rma    = want_rma;
+    dyn.rma_done    = rma_done;
     /* Every rank must take part in the netmod's PMI exchange, or none:
      * decide from job-wide facts only (is any rank on another host than
      * rank 0?). */
@@ -117,6 +149,7 @@ int weft_dev_netmod_init(size_t max_payload, int want_rma,
     args.want_rma    = want_rma;
     args.want_wait   = weft_tunables.WAIT_POLICY == 3; /* blocking */
     args.rma_done    = rma_done;
+    args.uid         = weft_dev_uid();
     if (weft_ofi_ops.init(&args) != WEFT_OK) {
         return weft_error(MPI_ERR_OTHER, "the network module (libfabric) failed to start");
     }
@@ -132,6 +165,8 @@ void weft_dev_fini(void)
     }
     free(weft_dev.peers);
     free(uses_netmod);
+    free(dyn.ident);
+    dyn.ident      = NULL;
     weft_dev.peers = NULL;
     uses_netmod    = NULL;
 }
@@ -172,4 +207,178 @@ int weft_dev_net_send(int world, uint8_t type, int32_t tag, uint32_t context, in
     }
     weft_dev_net_commit(world, type, tag, context, src, len);
     return 0;
+}
+
+/* ---- processes of other jobs ----------------------------------------- */
+
+uint64_t weft_dev_uid(void)
+{
+    while (dyn.uid == 0) {
+        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || read(fd, &dyn.uid, sizeof(dyn.uid)) != (ssize_t)sizeof(dyn.uid)) {
+            /* No urandom: uniqueness (not secrecy) is all a uid needs. */
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            dyn.uid = ((uint64_t)getpid() << 40) ^ (uint64_t)ts.tv_nsec ^
+                      ((uint64_t)ts.tv_sec << 20);
+        }
+        if (fd >= 0) {
+            close(fd);
+        }
+    }
+    return dyn.uid;
+}
+
+uint64_t weft_dev_jobkey(void)
+{
+    if (dyn.jobkey == 0) {
+        uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+        for (const char *c = weft_runtime.jobid; *c; c++) {
+            h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+        }
+        dyn.jobkey = h ? h : 1;
+    }
+    return dyn.jobkey;
+}
+
+int weft_dev_dyn_open(void)
+{
+    const weft_transport_ops_t *ops = &weft_ofi_ops;
+    weft_transport_init_t       args;
+
+    if (weft_dev.netmod != NULL) {
+        return MPI_SUCCESS;
+    }
+    if (ops->size != sizeof(weft_transport_ops_t)) {
+        return weft_error(MPI_ERR_INTERN, "netmod %s was built against another transport.h",
+                          ops->name);
+    }
+    memset(&args, 0, sizeof(args));
+    args.pmi         = &weft_runtime.pmi;
+    args.handlers    = weft_am_handlers;
+    args.uses_netmod = uses_netmod; /* all 0: the job's ranks stay on shm */
+    args.provider    = weft_tunables.OFI_PROVIDER;
+    args.max_payload = dyn.max_payload;
+    args.peer_lost   = peer_lost;
+    args.want_rma    = dyn.want_rma;
+    args.rma_done    = dyn.rma_done;
+    args.uid         = weft_dev_uid();
+    if (ops->dyn_open(&args) != WEFT_OK) {
+        return weft_error(MPI_ERR_OTHER, "the network module (libfabric) failed to start: it is "
+                                         "needed to reach processes of other jobs");
+    }
+    weft_dev.netmod = ops;
+    return MPI_SUCCESS;
+}
+
+int weft_dev_dyn_name(void *name, size_t *len)
+{
+    if (weft_dev.netmod == NULL || weft_dev.netmod->dyn_name(name, len) != WEFT_OK) {
+        return weft_error(MPI_ERR_OTHER, "cannot read this process's network address");
+    }
+    return MPI_SUCCESS;
+}
+
+void weft_dev_identity(int id, uint64_t *jobkey_p, int *job_rank_p)
+{
+    if (id < weft_dev.size) {
+        *jobkey_p   = weft_dev_jobkey();
+        *job_rank_p = id;
+    } else {
+        *jobkey_p   = dyn.ident[id - weft_dev.size].jobkey;
+        *job_rank_p = dyn.ident[id - weft_dev.size].job_rank;
+    }
+}
+
+int weft_dev_process_cmp(int a, int b)
+{
+    uint64_t ka, kb;
+    int      ra, rb;
+
+    weft_dev_identity(a, &ka, &ra);
+    weft_dev_identity(b, &kb, &rb);
+    if (ka != kb) {
+        return ka < kb ? -1 : 1;
+    }
+    return ra < rb ? -1 : ra > rb;
+}
+
+void weft_dev_set_grow_hook(int (*fn)(int nprocs))
+{
+    dyn.grow = fn;
+}
+
+/* Node number for node `node` of another job: shared by the processes of
+ * that job on that node, distinct from our own node ids. */
+static int foreign_node(uint64_t jobkey, int node)
+{
+    int next = 1 << 24;
+
+    for (int i = 0; i < weft_dev.nprocs - weft_dev.size; i++) {
+        if (dyn.ident[i].jobkey == jobkey && dyn.ident[i].node == node) {
+            return weft_dev.peers[weft_dev.size + i].node_id;
+        }
+        if (weft_dev.peers[weft_dev.size + i].node_id >= next) {
+            next = weft_dev.peers[weft_dev.size + i].node_id + 1;
+        }
+    }
+    return next;
+}
+
+int weft_dev_add_process(uint64_t uid, uint64_t jobkey, int job_rank, int node,
+                         const void *addr, size_t addrlen, int *id_p)
+{
+    int          id = weft_dev.nprocs, rc;
+    weft_peer_t *peers;
+    dyn_ident_t *ident;
+
+    if (jobkey == weft_dev_jobkey() && job_rank >= 0 && job_rank < weft_dev.size) {
+        *id_p = job_rank;
+        return MPI_SUCCESS;
+    }
+    for (int i = weft_dev.size; i < weft_dev.nprocs; i++) {
+        if (dyn.ident[i - weft_dev.size].uid == uid) {
+            *id_p = i;
+            return MPI_SUCCESS;
+        }
+    }
+    rc = weft_dev_dyn_open();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    peers = realloc(weft_dev.peers, sizeof(*peers) * (size_t)(id + 1));
+    if (peers == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for the process table");
+    }
+    weft_dev.peers = peers;
+    ident = realloc(dyn.ident, sizeof(*ident) * (size_t)(id + 1 - weft_dev.size));
+    if (ident == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for the process table");
+    }
+    dyn.ident = ident;
+    if (dyn.grow != NULL && (rc = dyn.grow(id + 1)) != MPI_SUCCESS) {
+        return rc;
+    }
+    if (weft_dev.netmod->dyn_add_peer(id, addr, addrlen, uid) != WEFT_OK) {
+        return weft_error(MPI_ERR_OTHER, "cannot add the network address of a process of "
+                                         "another job");
+    }
+    peers[id].is_local  = 0;
+    peers[id].shm_index = -1;
+    peers[id].node_id   = foreign_node(jobkey, node);
+    peers[id].failed    = 0;
+    ident[id - weft_dev.size].uid      = uid;
+    ident[id - weft_dev.size].jobkey   = jobkey;
+    ident[id - weft_dev.size].job_rank = job_rank;
+    ident[id - weft_dev.size].node     = node;
+    weft_dev.nprocs = id + 1;
+    *id_p           = id;
+    return MPI_SUCCESS;
+}
+
+void weft_dev_forget_process(int id)
+{
+    if (id >= weft_dev.size && weft_dev.netmod != NULL) {
+        weft_dev.netmod->dyn_forget(id);
+    }
 }

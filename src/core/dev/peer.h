@@ -21,13 +21,18 @@
 typedef struct {
     int is_local;  /* reached through shm (direct calls) */
     int shm_index; /* local index when is_local, else -1 */
-    int node_id;   /* PMI node id (the peer's host) */
+    int node_id;   /* PMI node id (the peer's host); for processes of other
+                      jobs a number >= 1<<24 per (job, node of that job): equal
+                      exactly when they share a node in their job */
+    int failed;    /* a process of another job that was lost */
 } weft_peer_t;
 
 typedef struct {
-    weft_peer_t                *peers;     /* one per job rank */
+    weft_peer_t                *peers;     /* one per job rank, then one per
+                                              connected process of other jobs */
     int                         me;        /* our job rank */
     int                         size;      /* job size */
+    int                         nprocs;    /* entries in peers (>= size) */
     const weft_transport_ops_t *netmod;    /* NULL when no peer is remote */
 } weft_dev_t;
 
@@ -66,5 +71,32 @@ void  weft_dev_net_commit(int world, uint8_t type, int32_t tag, uint32_t context
 
 /* "host N" text naming a rank's host, for error messages. */
 int weft_dev_host_of(int world);
+
+/* ---- Processes of other jobs (dynamic processes) ----
+ * They get process ids from size up, used wherever a world rank is (groups,
+ * peer_world); they are always reached through the netmod. */
+
+/* This process's identity across jobs: uid (random, nonzero) and the key of
+ * its job (a hash of the job id; equal keys = same MPI_COMM_WORLD). */
+uint64_t weft_dev_uid(void);
+uint64_t weft_dev_jobkey(void);
+/* Bring the netmod up here if it is not (not collective). MPI error code. */
+int      weft_dev_dyn_open(void);
+/* Our netmod address (after weft_dev_dyn_open); *len: room in, bytes out. */
+int      weft_dev_dyn_name(void *name, size_t *len);
+/* The process id of a process described by (uid, jobkey, job rank, its
+ * node id in its job, netmod address): our world rank for our job, the id
+ * already given to uid, or a new id. MPI error code. */
+int      weft_dev_add_process(uint64_t uid, uint64_t jobkey, int job_rank, int node,
+                              const void *addr, size_t addrlen, int *id_p);
+/* (jobkey, job rank) of a process id, for a total order all jobs agree on. */
+void     weft_dev_identity(int id, uint64_t *jobkey_p, int *job_rank_p);
+/* <0, 0, >0: a before, same as, after b in that order. */
+int      weft_dev_process_cmp(int a, int b);
+/* It disconnected: stop watching it (it may exit at will). */
+void     weft_dev_forget_process(int id);
+/* Called with the new count whenever the table grows (pt2pt's per-peer
+ * state); returns an MPI error code. */
+void     weft_dev_set_grow_hook(int (*fn)(int nprocs));
 
 #endif

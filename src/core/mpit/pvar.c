@@ -51,6 +51,7 @@ static int             bound_count[WEFT_PVAR_COUNT];
 
 static const char *const *bound_names[WEFT_PVAR_COUNT];
 weft_traffic_t            *weft_traffic;
+int                        weft_traffic_ranks;
 
 void weft_pvar_bind_array(weft_pvar_id_t id, const uint64_t *values, int count)
 {

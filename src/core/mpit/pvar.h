@@ -52,10 +52,11 @@ typedef struct {
     uint64_t msgs, bytes;
 } weft_traffic_t;
 extern weft_traffic_t *weft_traffic;
+extern int             weft_traffic_ranks; /* entries: job ranks (other jobs' processes are not counted) */
 
 #define WEFT_TRAFFIC(_world, _bytes)                             \
     do {                                                         \
-        if (weft_traffic != NULL) {                              \
+        if (weft_traffic != NULL && (_world) < weft_traffic_ranks) { \
             weft_traffic[_world].msgs++;                         \
             weft_traffic[_world].bytes += (uint64_t)(_bytes);    \
         }                                                        \

@@ -93,6 +93,7 @@ void weft_report_start(void)
     free(weft_traffic);
     free(start_colls);
     weft_traffic = calloc((size_t)nranks, sizeof(*weft_traffic));
+    weft_traffic_ranks = nranks;
     start_colls  = calloc((size_t)(ncolls + nalgs), sizeof(uint64_t));
     start_algs   = start_colls ? start_colls + ncolls : NULL;
     if (weft_traffic == NULL || start_colls == NULL) {

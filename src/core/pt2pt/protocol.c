@@ -577,6 +577,20 @@ int weft_pt2pt_drain(void)
 
 /* ---- setup ------------------------------------------------------------- */
 
+/* The process table grew (a process of another job was connected). */
+static int p2p_grow(int nprocs)
+{
+    peer_state_t *p = realloc(p2p.peers, sizeof(*p) * (size_t)nprocs);
+
+    if (p == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "cannot grow point-to-point state");
+    }
+    memset(p + p2p.npeers, 0, sizeof(*p) * (size_t)(nprocs - p2p.npeers));
+    p2p.peers  = p;
+    p2p.npeers = nprocs;
+    return MPI_SUCCESS;
+}
+
 int weft_pt2pt_module_init(void)
 {
     const weft_pmi_info_t *pmi = &weft_runtime.pmi;
@@ -593,6 +607,7 @@ int weft_pt2pt_module_init(void)
     if (p2p.peers == NULL) {
         return weft_error(MPI_ERR_NO_MEM, "cannot allocate point-to-point state");
     }
+    weft_dev_set_grow_hook(p2p_grow);
     p2p.posted.next = p2p.posted.prev = &p2p.posted;
     p2p.unexp.next  = p2p.unexp.prev  = &p2p.unexp;
     weft_am_register(WEFT_AM_PT2PT_EAGER, on_eager);

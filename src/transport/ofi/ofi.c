@@ -140,20 +140,25 @@ static int fabric_open(void)
 /* On the wire before every payload. */
 typedef struct {
     uint8_t  type;
-    uint8_t  pad[3];
+    uint8_t  flags;  /* HDR_* */
+    uint8_t  pad[2];
     int32_t  tag;
     uint32_t context;
     int32_t  src;
     uint32_t len;
     int32_t  world; /* sender's job rank */
     uint32_t seq;   /* per ordered pair, from 0 */
-    uint32_t pad2;
+    uint32_t uid_hi; /* HDR_DYN: world is the low half of the sender's uid */
 } net_hdr_t;
+
+#define HDR_DYN   0x1u /* sender is a process of another job: identified by uid */
+#define HDR_UNSEQ 0x2u /* outside the pair's sequence (a dynamic connect request) */
 
 /* An arrival that overtook an earlier message of its sender (kept in
  * arrival order per sender until its turn). */
 typedef struct early {
     struct early *next;
+    uint64_t      uid; /* orphans only: the sender not added yet */
     net_hdr_t     hdr;
     char          payload[];
 } early_t;
@@ -199,6 +204,14 @@ static struct {
     unsigned char      *talked;              /* per peer: keepalives go there */
     const unsigned char *uses_netmod;        /* per peer (core's table) */
     int                 byes_due, byes_got, byes_to_send;
+    /* Dynamic peers: ids size..npeers-1, per-peer arrays have cap entries. */
+    int                 npeers, cap;
+    uint64_t            uid;      /* ours */
+    uint64_t           *peer_uid; /* per peer; 0 for job ranks */
+    int                *inflight; /* per peer: fi_sends not completed */
+    unsigned char      *gone;     /* per peer: dyn_forget called */
+    early_t            *orphans;  /* from uids not added yet, arrival order */
+    int                 drain_due;
     unsigned            polls;
     time_t              last_keepalive;
     int                 up;
@@ -462,7 +475,46 @@ out:
 static void ofi_fini(void);
 static void peer_failed(int dst, int err, const char *what);
 
+/* Room for n peers in every per-peer array (new entries zeroed). */
+static int peers_grow(int n)
+{
+    int cap = ofi.cap;
+
+    if (n <= cap) {
+        return 0;
+    }
+    cap = n > 2 * cap ? n : 2 * cap;
+#define GROW(arr)                                                                   \
+    do {                                                                            \
+        void *p_ = realloc(ofi.arr, (size_t)cap * sizeof(*ofi.arr));                \
+        if (p_ == NULL) {                                                           \
+            weft_log_error("netmod: out of memory for %d peers", cap);              \
+            return -1;                                                              \
+        }                                                                           \
+        ofi.arr = p_;                                                               \
+        memset(ofi.arr + ofi.cap, 0, (size_t)(cap - ofi.cap) * sizeof(*ofi.arr));   \
+    } while (0)
+    GROW(addrs);
+    GROW(send_seq);
+    GROW(recv_seq);
+    GROW(early);
+    GROW(talked);
+    GROW(peer_uid);
+    GROW(inflight);
+    GROW(gone);
+#undef GROW
+    ofi.cap = cap;
+    return 0;
+}
+
+static weft_status_t ofi_init_common(const weft_transport_init_t *args, int exchange);
+
 static weft_status_t ofi_init(const weft_transport_init_t *args)
+{
+    return ofi_init_common(args, 1);
+}
+
+static weft_status_t ofi_init_common(const weft_transport_init_t *args, int exchange)
 {
     struct fi_cq_attr cq_attr = {0};
     struct fi_av_attr av_attr = {0};
@@ -474,17 +526,13 @@ static weft_status_t ofi_init(const weft_transport_init_t *args)
     ofi.rma_done  = args->rma_done;
     ofi.want_rma  = args->want_rma;
     ofi.uses_netmod = args->uses_netmod;
+    ofi.uid       = args->uid;
+    ofi.npeers    = ofi.size;
     if (fabric_open() != 0) {
         return WEFT_ERROR;
     }
-    ofi.addrs     = calloc((size_t)ofi.size, sizeof(fi_addr_t));
-    ofi.send_seq  = calloc((size_t)ofi.size, sizeof(uint32_t));
-    ofi.recv_seq  = calloc((size_t)ofi.size, sizeof(uint32_t));
-    ofi.early     = calloc((size_t)ofi.size, sizeof(early_t *));
-    ofi.talked    = calloc((size_t)ofi.size, 1);
     ofi.info      = choose_provider(args->provider);
-    if (ofi.info == NULL || ofi.addrs == NULL || ofi.send_seq == NULL || ofi.recv_seq == NULL ||
-        ofi.early == NULL || ofi.talked == NULL) {
+    if (ofi.info == NULL || peers_grow(ofi.size) != 0) {
         goto fail;
     }
     ofi.inject  = ofi.info->tx_attr->inject_size;
@@ -526,7 +574,7 @@ static weft_status_t ofi_init(const weft_transport_init_t *args)
         check(fi_enable(ofi.ep), "fi_enable")) {
         goto fail;
     }
-    if (buffers_init(args->max_payload) != 0 || exchange_addresses(args->pmi) != 0) {
+    if (buffers_init(args->max_payload) != 0 || (exchange && exchange_addresses(args->pmi) != 0)) {
         goto fail;
     }
     ofi.up = 1;
@@ -562,14 +610,22 @@ static void ofi_fini(void)
     free(ofi.bufs);
     free(ofi.slab);
     free(ofi.addrs);
-    for (int i = 0; ofi.early && i < ofi.size; i++) {
+    for (int i = 0; ofi.early && i < ofi.npeers; i++) {
         while (ofi.early[i]) {
             early_t *e    = ofi.early[i];
             ofi.early[i]  = e->next;
             free(e);
         }
     }
+    while (ofi.orphans) {
+        early_t *e  = ofi.orphans;
+        ofi.orphans = e->next;
+        free(e);
+    }
     free(ofi.early);
+    free(ofi.peer_uid);
+    free(ofi.inflight);
+    free(ofi.gone);
     free(ofi.talked);
     free(ofi.send_seq);
     free(ofi.recv_seq);
@@ -672,6 +728,10 @@ static void peer_failed(int dst, int err, const char *what)
 {
     char why[256];
 
+    if (dst >= ofi.size && dst < ofi.npeers && ofi.gone[dst]) {
+        return; /* given up on already: nobody waits for it */
+    }
+
     snprintf(why, sizeof(why), "%s: %s (libfabric provider %s)", what, fab.strerror(err),
              ofi_provider());
     ofi.peer_lost(dst, why);
@@ -696,6 +756,7 @@ static int post_send(ofi_buf_t *b)
         rc = fi_send(ofi.ep, b->data, b->len, ofi.desc, ofi.addrs[b->dst], b);
         if (rc == 0) {
             ofi.tx_inflight++;
+            ofi.inflight[b->dst]++;
             return 0;
         }
     }
@@ -703,6 +764,11 @@ static int post_send(ofi_buf_t *b)
         return 1;
     }
     peer_failed(b->dst, (int)-rc, "sending");
+    if (b->dst >= ofi.size) { /* a lost process of another job: drop, go on */
+        b->next     = ofi.free_tx;
+        ofi.free_tx = b;
+        return 0;
+    }
     return 1;
 }
 
@@ -710,8 +776,18 @@ static weft_status_t ofi_am_commit(int dst, uint8_t type, int32_t tag, uint32_t 
                                    int32_t src, size_t len)
 {
     ofi_buf_t *b = ofi.reserved;
-    net_hdr_t  h = {type, {0, 0, 0}, tag, context, src, (uint32_t)len, ofi.me,
-                    ofi.send_seq[dst]++, 0};
+    net_hdr_t  h = {type, 0, {0, 0}, tag, context, src, (uint32_t)len, ofi.me, 0, 0};
+
+    if (dst >= ofi.size) { /* a process of another job knows us by uid */
+        h.flags  = HDR_DYN;
+        h.world  = (int32_t)(uint32_t)ofi.uid;
+        h.uid_hi = (uint32_t)(ofi.uid >> 32);
+    }
+    if (type == WEFT_AM_DYNPROC_CONNECT) {
+        h.flags |= HDR_UNSEQ;
+    } else {
+        h.seq = ofi.send_seq[dst]++;
+    }
 
     ofi.reserved    = NULL;
     ofi.talked[dst] = 1;
@@ -747,9 +823,16 @@ static void cq_error(void)
     }
     if (b != NULL && b->is_rx != 1) {
         ofi.tx_inflight--;
+        if (b->is_rx == 0) {
+            ofi.inflight[b->dst]--;
+        }
         peer_failed(b->dst, err.err,
                     b->is_rx == 2 ? "remote read completed with an error"
                                   : "send completed with an error");
+        if (b->is_rx == 0 && b->dst >= ofi.size) { /* survived: recycle */
+            b->next     = ofi.free_tx;
+            ofi.free_tx = b;
+        }
         return;
     }
     weft_log_error("netmod: receive failed: %s (%s)", fab.strerror(err.err),
@@ -800,9 +883,145 @@ static void keepalives(void)
         return;
     }
     ofi.last_keepalive = now.tv_sec;
-    for (int p = 0; p < ofi.size; p++) {
+    for (int p = 0; p < ofi.npeers; p++) {
         if (ofi.talked[p] && ofi_am_reserve(p, 0) != NULL) {
             ofi_am_commit(p, WEFT_AM_NETMOD_KEEPALIVE, 0, 0, 0, 0);
+        }
+    }
+}
+
+/* ---- dynamic peers ----------------------------------------------------- */
+
+static int uid_to_peer(uint64_t uid)
+{
+    for (int p = ofi.size; p < ofi.npeers; p++) {
+        if (ofi.peer_uid[p] == uid) {
+            return p;
+        }
+    }
+    return -1;
+}
+
+/* An arrival with flags: 1 when it continues as a sequenced message of
+ * peer h->world (rewritten to our number for the sender), 0 when handled
+ * here (unsequenced) or kept until its sender is added. */
+static int dyn_arrival(net_hdr_t *h, const void *payload)
+{
+    int from = h->world;
+
+    if (h->flags & HDR_DYN) {
+        uint64_t uid = (uint64_t)h->uid_hi << 32 | (uint32_t)h->world;
+        from         = uid_to_peer(uid);
+        if (from < 0 && !(h->flags & HDR_UNSEQ)) {
+            early_t *e = malloc(sizeof(*e) + h->len), **at = &ofi.orphans;
+            if (e == NULL) {
+                weft_log_error("netmod: out of memory holding a message of a new process");
+                return 0;
+            }
+            e->uid  = uid;
+            e->hdr  = *h;
+            e->next = NULL;
+            memcpy(e->payload, payload, h->len);
+            while (*at) {
+                at = &(*at)->next;
+            }
+            *at = e;
+            return 0;
+        }
+    }
+    if (h->flags & HDR_UNSEQ) {
+        weft_am_t msg = {h->type, h->tag, h->context, h->src, h->len, payload};
+        if (from >= 0) {
+            ofi.talked[from] = 1;
+        }
+        ofi.handlers[h->type](from, &msg);
+        return 0;
+    }
+    h->world = from;
+    return 1;
+}
+
+/* Deliver what waited for its predecessors or for its sender to be added. */
+static int dyn_drain(void)
+{
+    int n = 0;
+
+    ofi.drain_due = 0;
+    for (int p = ofi.size; p < ofi.npeers; p++) {
+        while (ofi.early[p] && ofi.early[p]->hdr.seq == ofi.recv_seq[p]) {
+            early_t *e    = ofi.early[p];
+            ofi.early[p]  = e->next;
+            deliver(&e->hdr, e->payload);
+            free(e);
+            n++;
+        }
+    }
+    return n;
+}
+
+static weft_status_t ofi_dyn_open(const weft_transport_init_t *args)
+{
+    return ofi.up ? WEFT_OK : ofi_init_common(args, 0);
+}
+
+static weft_status_t ofi_dyn_name(void *name, size_t *len)
+{
+    int rc = (int)fi_getname(&ofi.ep->fid, name, len);
+
+    return check(rc, "fi_getname") == 0 ? WEFT_OK : WEFT_ERROR;
+}
+
+static weft_status_t ofi_dyn_add_peer(int id, const void *name, size_t len, uint64_t uid)
+{
+    (void)len;
+    if (id != ofi.npeers || peers_grow(id + 1) != 0) {
+        weft_log_error("netmod: dynamic peer %d added out of order (next is %d)", id, ofi.npeers);
+        return WEFT_ERROR;
+    }
+    if (fi_av_insert(ofi.av, name, 1, &ofi.addrs[id], 0, NULL) != 1) {
+        weft_log_error("netmod: fi_av_insert of a process of another job failed");
+        return WEFT_ERROR;
+    }
+    ofi.peer_uid[id] = uid;
+    ofi.npeers       = id + 1;
+    /* Its messages that came before we knew it: into its early list. */
+    for (early_t **at = &ofi.orphans; *at;) {
+        early_t *e = *at;
+        if (e->uid != uid) {
+            at = &e->next;
+            continue;
+        }
+        *at          = e->next;
+        e->hdr.world = id;
+        keep_early(&e->hdr, e->payload);
+        free(e);
+        ofi.drain_due = 1;
+    }
+    return WEFT_OK;
+}
+
+static void ofi_dyn_forget(int id)
+{
+    if (id < ofi.size || id >= ofi.npeers) {
+        return;
+    }
+    ofi.talked[id] = 0;
+    ofi.gone[id]   = 1;
+    /* Forget its address too: a later process may get the same host:port,
+     * and must not inherit the provider's connection to this one. */
+    fi_av_remove(ofi.av, &ofi.addrs[id], 1, 0);
+    /* What still waits for the provider to take it is dropped (a dead
+     * address can say FI_EAGAIN forever and block the queue). */
+    ofi.queue_tail = NULL;
+    for (ofi_buf_t **at = &ofi.queue_head; *at;) {
+        ofi_buf_t *b = *at;
+        if (b->dst == id) {
+            *at         = b->next;
+            b->next     = ofi.free_tx;
+            ofi.free_tx = b;
+        } else {
+            ofi.queue_tail = b;
+            at             = &b->next;
         }
     }
 }
@@ -812,6 +1031,10 @@ static int ofi_progress(void)
     struct fi_cq_msg_entry ent[OFI_CQ_BATCH];
     ssize_t                n;
     int                    events = 0;
+
+    if (ofi.drain_due) {
+        events += dyn_drain();
+    }
 
     if ((++ofi.polls & 1023) == 0) {
         keepalives();
@@ -853,12 +1076,17 @@ static int ofi_progress(void)
         }
         if (!b->is_rx) {
             ofi.tx_inflight--;
+            ofi.inflight[b->dst]--;
             b->next     = ofi.free_tx;
             ofi.free_tx = b;
             continue;
         }
         net_hdr_t h;
         memcpy(&h, b->data, sizeof(h));
+        if (h.flags != 0 && !dyn_arrival(&h, b->data + sizeof(h))) {
+            post_recv(b);
+            continue;
+        }
         if (h.seq == ofi.recv_seq[h.world]) {
             deliver(&h, b->data + sizeof(h));
             while (ofi.early[h.world] && ofi.early[h.world]->hdr.seq == ofi.recv_seq[h.world]) {
@@ -878,6 +1106,18 @@ static int ofi_progress(void)
 /* Goodbyes go to every netmod peer (not only those we talked to: a peer
  * may have sent to us without our knowing yet). Sent from quiesce_done
  * as send buffers free up. */
+/* Sends to processes of other jobs we gave up on (disconnected, or never
+ * answered): nobody waits for those. */
+static int stuck_sends(void)
+{
+    int n = 0;
+
+    for (int p = ofi.size; p < ofi.npeers; p++) {
+        n += ofi.gone[p] ? ofi.inflight[p] : 0;
+    }
+    return n;
+}
+
 static void ofi_quiesce_start(void)
 {
     for (int p = 0; p < ofi.size; p++) {
@@ -898,13 +1138,14 @@ static int ofi_quiesce_done(void)
         }
         ofi.byes_to_send++;
     }
-    return ofi.byes_got >= ofi.byes_due && ofi.tx_inflight == 0 && ofi.queue_head == NULL;
+    return ofi.byes_got >= ofi.byes_due && ofi.tx_inflight == stuck_sends() &&
+           ofi.queue_head == NULL;
 }
 
 /* Finalize waits until this says 0 (sends with completions still out). */
 static int ofi_busy(void)
 {
-    return ofi.tx_inflight > 0 || ofi.queue_head != NULL;
+    return ofi.tx_inflight > stuck_sends() || ofi.queue_head != NULL;
 }
 
 static int ofi_wait_fd(void)
@@ -943,4 +1184,8 @@ const weft_transport_ops_t weft_ofi_ops = {
     .mem_deregister = ofi_mem_deregister,
     .rma_read       = ofi_rma_read,
     .max_rma        = ofi_max_rma,
+    .dyn_open       = ofi_dyn_open,
+    .dyn_name       = ofi_dyn_name,
+    .dyn_add_peer   = ofi_dyn_add_peer,
+    .dyn_forget     = ofi_dyn_forget,
 };
