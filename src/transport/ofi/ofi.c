@@ -83,8 +83,33 @@ static struct {
  * one holding WEFT_HOST_ADDR (set by the launcher: this host's address on
  * the link to mpiexec), so a host with several interfaces (namespace test
  * hosts, management + data networks) never advertises a wrong address. The
- * user's FI_TCP_IFACE / FI_SOCKETS_IFACE win. Before libfabric is opened:
+ * user's FI_TCP_IFACE / FI_SOCKETS_IFACE win; with neither set, the
+ * default route's interface. Before libfabric is opened:
  * providers read their parameters at initialisation. */
+/* The interface of the default route (name into out), or "": a stable
+ * choice when the launcher named none (one-host jobs, singletons), so the
+ * provider never latches onto a transient interface (a container's or a
+ * test's veth) that may vanish while the job runs. */
+static void default_route_interface(char *out, size_t len)
+{
+    FILE *f = fopen("/proc/net/route", "r");
+    char  line[256], name[64];
+    unsigned long dest, mask;
+
+    out[0] = '\0';
+    if (f == NULL) {
+        return;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "%63s %lx %*x %*x %*d %*d %*d %lx", name, &dest, &mask) == 3 &&
+            dest == 0 && mask == 0) {
+            snprintf(out, len, "%s", name);
+            break;
+        }
+    }
+    fclose(f);
+}
+
 static void pin_interface(void)
 {
     const char     *iface = getenv("WEFT_IFACE");
@@ -104,6 +129,9 @@ static void pin_interface(void)
             }
         }
         freeifaddrs(all);
+    }
+    if (name[0] == '\0' && (addr == NULL || addr[0] == '\0')) {
+        default_route_interface(name, sizeof(name));
     }
     if (name[0] != '\0' && strcmp(name, "lo") != 0) {
         setenv("FI_TCP_IFACE", name, 0);
