@@ -21,12 +21,14 @@
 
 /* ---- MPI_Comm_join ------------------------------------------------------ */
 
-static int write_all(int fd, const void *buf, size_t len)
+/* Move exactly len bytes over a (blocking) socket: 0, or -1 on error or
+ * end of stream. */
+static int transfer_all(int fd, void *buf, size_t len, int writing)
 {
-    const char *p = buf;
+    char *p = buf;
 
     while (len > 0) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = writing ? write(fd, p, len) : read(fd, p, len);
         if (n < 0 && errno == EINTR) {
             continue;
         }
@@ -39,22 +41,14 @@ static int write_all(int fd, const void *buf, size_t len)
     return 0;
 }
 
+static int write_all(int fd, const void *buf, size_t len)
+{
+    return transfer_all(fd, (void *)buf, len, 1);
+}
+
 static int read_all(int fd, void *buf, size_t len)
 {
-    char *p = buf;
-
-    while (len > 0) {
-        ssize_t n = read(fd, p, len);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return transfer_all(fd, buf, len, 0);
 }
 
 int weft_comm_join_impl(int fd, MPI_Comm *intercomm)
