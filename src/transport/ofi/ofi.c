@@ -752,11 +752,18 @@ static void *ofi_am_reserve(int dst, size_t len)
     return b->data + sizeof(net_hdr_t);
 }
 
+/* A process of another job we disconnected from: its address left the AV,
+ * so nothing may be sent to it any more (libfabric would crash). */
+static int peer_gone(int p)
+{
+    return p >= ofi.size && p < ofi.npeers && ofi.gone[p];
+}
+
 static void peer_failed(int dst, int err, const char *what)
 {
     char why[256];
 
-    if (dst >= ofi.size && dst < ofi.npeers && ofi.gone[dst]) {
+    if (peer_gone(dst)) {
         return; /* given up on already: nobody waits for it */
     }
 
@@ -817,7 +824,12 @@ static weft_status_t ofi_am_commit(int dst, uint8_t type, int32_t tag, uint32_t 
         h.seq = ofi.send_seq[dst]++;
     }
 
-    ofi.reserved    = NULL;
+    ofi.reserved = NULL;
+    if (peer_gone(dst)) { /* disconnected: nobody listens, and its address is gone */
+        b->next     = ofi.free_tx;
+        ofi.free_tx = b;
+        return WEFT_OK;
+    }
     ofi.talked[dst] = 1;
     memcpy(b->data, &h, sizeof(h));
     b->len  = sizeof(h) + len;
@@ -873,7 +885,7 @@ static void deliver(const net_hdr_t *h, const void *payload)
     weft_am_t msg = {h->type, h->tag, h->context, h->src, h->len, payload};
 
     ofi.recv_seq[h->world]++;
-    ofi.talked[h->world] = 1;
+    ofi.talked[h->world] = !peer_gone(h->world);
     if (h->type == WEFT_AM_NETMOD_BYE) {
         ofi.byes_got++;
     } else if (h->type != WEFT_AM_NETMOD_KEEPALIVE) {
@@ -912,7 +924,7 @@ static void keepalives(void)
     }
     ofi.last_keepalive = now.tv_sec;
     for (int p = 0; p < ofi.npeers; p++) {
-        if (ofi.talked[p] && ofi_am_reserve(p, 0) != NULL) {
+        if (ofi.talked[p] && !peer_gone(p) && ofi_am_reserve(p, 0) != NULL) {
             ofi_am_commit(p, WEFT_AM_NETMOD_KEEPALIVE, 0, 0, 0, 0);
         }
     }
@@ -960,7 +972,7 @@ static int dyn_arrival(net_hdr_t *h, const void *payload)
     if (h->flags & HDR_UNSEQ) {
         weft_am_t msg = {h->type, h->tag, h->context, h->src, h->len, payload};
         if (from >= 0) {
-            ofi.talked[from] = 1;
+            ofi.talked[from] = !peer_gone(from);
         }
         ofi.handlers[h->type](from, &msg);
         return 0;
