@@ -174,30 +174,37 @@ static void reject(int src, uint32_t cookie)
     }
 }
 
+/* AM payloads carry no alignment promise: the fixed headers are copied out
+ * before their 8-byte fields are read; the whole message is kept in an
+ * aligned copy. */
 static void on_connect(int src, const weft_am_t *msg)
 {
-    const connect_msg_t *c = msg->payload;
-    port_t              *p;
-    pending_t           *q, **at;
+    connect_msg_t c;
+    port_t       *p;
+    pending_t    *q, **at;
 
-    if (msg->len < sizeof(*c) || c->magic != PORT_MAGIC || c->nmembers <= 0 ||
-        msg->len != sizeof(*c) + (size_t)c->nmembers * sizeof(member_t) || c->root < 0 ||
-        c->root >= c->nmembers) {
+    if (msg->len < sizeof(c)) {
         return; /* not ours: ignore */
     }
-    p = port_find(c->tag, c->token);
+    memcpy(&c, msg->payload, sizeof(c));
+    if (c.magic != PORT_MAGIC || c.nmembers <= 0 ||
+        msg->len != sizeof(c) + (size_t)c.nmembers * sizeof(member_t) || c.root < 0 ||
+        c.root >= c.nmembers) {
+        return;
+    }
+    p = port_find(c.tag, c.token);
     if (p == NULL) {
-        reject(src, c->cookie);
+        reject(src, c.cookie);
         return;
     }
     q = malloc(sizeof(*q) - sizeof(q->msg) + msg->len);
     if (q == NULL) {
-        reject(src, c->cookie);
+        reject(src, c.cookie);
         return;
     }
     q->next = NULL;
     q->len  = msg->len;
-    memcpy(&q->msg, c, msg->len);
+    memcpy(&q->msg, msg->payload, msg->len);
     for (at = &p->queue; *at; at = &(*at)->next) {
     }
     *at = q;
@@ -205,17 +212,20 @@ static void on_connect(int src, const weft_am_t *msg)
 
 static void on_reply(int src, const weft_am_t *msg)
 {
-    const reply_msg_t *r = msg->payload;
+    reply_msg_t r;
 
     (void)src;
-    if (msg->len < sizeof(*r) || r->magic != PORT_MAGIC || r->cookie != dp.cookie ||
-        dp.answered || r->nmembers < 0 ||
-        msg->len != sizeof(*r) + (size_t)r->nmembers * sizeof(member_t)) {
+    if (msg->len < sizeof(r)) {
         return; /* late or stray: ignore */
+    }
+    memcpy(&r, msg->payload, sizeof(r));
+    if (r.magic != PORT_MAGIC || r.cookie != dp.cookie || dp.answered || r.nmembers < 0 ||
+        msg->len != sizeof(r) + (size_t)r.nmembers * sizeof(member_t)) {
+        return;
     }
     dp.reply = malloc(msg->len);
     if (dp.reply != NULL) {
-        memcpy(dp.reply, r, msg->len);
+        memcpy(dp.reply, msg->payload, msg->len);
     }
     dp.answered = 1;
 }
