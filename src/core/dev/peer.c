@@ -9,12 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/errors.h"
 #include "core/mpit/pvar.h"
+#include "core/progress.h"
 #include "core/runtime.h"
+#include "transport/shm/shm.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
@@ -27,10 +30,13 @@ static unsigned char *uses_netmod;
 typedef struct {
     uint64_t uid, jobkey;
     int      job_rank, node;
+    int      watched; /* on this host: we look for its exit until it disconnects */
 } dyn_ident_t;
 
 static struct {
-    uint64_t     uid, jobkey;
+    uint64_t     uid, jobkey, hostkey;
+    unsigned     polls; /* progress calls since the last exit check */
+    uint64_t     checked_ns;
     dyn_ident_t *ident;
     size_t       max_payload; /* what the netmod was (or would be) started with */
     int          want_rma;
@@ -325,26 +331,145 @@ static int foreign_node(uint64_t jobkey, int node)
     return next;
 }
 
-int weft_dev_add_process(uint64_t uid, uint64_t jobkey, int job_rank, int node,
-                         const void *addr, size_t addrlen, int *id_p)
+/* Hash of the facts that make two processes share memory and pids. */
+static void hash_in(uint64_t *h, const void *data, size_t len)
 {
-    int          id = weft_dev.nprocs, rc;
+    for (size_t i = 0; i < len; i++) {
+        *h = (*h ^ ((const unsigned char *)data)[i]) * 0x100000001b3ull;
+    }
+}
+
+uint64_t weft_dev_hostkey(void)
+{
+    static const char *const paths[] = {"/dev/shm", "/proc/self/ns/net", "/proc/self/ns/pid",
+                                        "/proc/self/ns/ipc"};
+    char                     boot[64] = "";
+    uid_t                    me       = getuid();
+    struct stat              st;
+    uint64_t                 h        = 0xcbf29ce484222325ull;
+    int                      fd;
+
+    if (weft_tunables.NETMOD_ONLY || !weft_tunables.DYN_SHM ||
+        strlen(weft_runtime.jobid) > WEFT_DEV_JOBID_MAX) {
+        return 0;
+    }
+    if (dyn.hostkey != 0) {
+        return dyn.hostkey;
+    }
+    fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, boot, sizeof(boot) - 1);
+        boot[n > 0 ? n : 0] = '\0';
+        close(fd);
+    }
+    hash_in(&h, boot, strlen(boot));
+    hash_in(&h, weft_runtime.processor_name, strlen(weft_runtime.processor_name));
+    hash_in(&h, &me, sizeof(me));
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        if (stat(paths[i], &st) == 0) {
+            hash_in(&h, &st.st_dev, sizeof(st.st_dev));
+            hash_in(&h, &st.st_ino, sizeof(st.st_ino));
+        }
+    }
+    dyn.hostkey = h ? h : 1;
+    return dyn.hostkey;
+}
+
+int weft_dev_dyn_cma(void)
+{
+    /* Our job's probe says whether single copy works between its ranks;
+     * Yama's ptrace_scope >= 1 also refuses it between unrelated processes
+     * (the ranks of two jobs), which a lone rank's probe of itself misses. */
+    char c   = '0';
+    int  fd  = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+
+    if (fd >= 0) {
+        if (read(fd, &c, 1) != 1) {
+            c = '1';
+        }
+        close(fd);
+    }
+    return weft_tunables.SMP_USE_CMA && weft_shm_cma_enabled() && c == '0';
+}
+
+/* Exits of processes of other jobs reached through bridges (the netmod
+ * notices its own peers' by keepalives): checked every 100 ms at most. */
+static int watch_exits(void)
+{
+    if ((++dyn.polls & 255) != 0) {
+        return 0;
+    }
+    uint64_t now = weft_pvar_now_ns();
+    if (now - dyn.checked_ns < 100000000ull) {
+        return 0;
+    }
+    dyn.checked_ns = now;
+    for (int id = weft_dev.size; id < weft_dev.nprocs; id++) {
+        const weft_peer_t *p = &weft_dev.peers[id];
+        if (dyn.ident[id - weft_dev.size].watched && !p->failed && p->is_local &&
+            weft_shm_peer_exited(p->shm_index)) {
+            peer_lost(id, "the process exited");
+        }
+    }
+    return 0;
+}
+
+/* Attach the bridge of us and proc as process id; the side with the lower
+ * uid names it (under its job's prefix, which its launcher cleans). */
+static int bridge_attach(const weft_dev_proc_t *proc, int id)
+{
+    char     name[200];
+    int      side = weft_dev_uid() < proc->uid ? 0 : 1;
+    uint64_t u0   = side == 0 ? weft_dev_uid() : proc->uid;
+    uint64_t u1   = side == 0 ? proc->uid : weft_dev_uid();
+
+    snprintf(name, sizeof(name), "/weft-%.63s-br-%llx-%llx",
+             side == 0 ? weft_runtime.jobid : proc->jobid, (unsigned long long)u0,
+             (unsigned long long)u1);
+    for (char *c = name + 1; *c; c++) {
+        if (*c == '/') {
+            *c = '_';
+        }
+    }
+    int k = weft_shm_bridge_attach(name, side, id, proc->cma && weft_dev_dyn_cma());
+    if (k < 0) {
+        return weft_error(MPI_ERR_OTHER, "cannot set up shared memory with a process of "
+                                         "another job on this host");
+    }
+    weft_progress_register(watch_exits);
+    return k;
+}
+
+int weft_dev_add_process(const weft_dev_proc_t *proc, int *id_p)
+{
+    int          id = weft_dev.nprocs, rc, local;
     weft_peer_t *peers;
     dyn_ident_t *ident;
 
-    if (jobkey == weft_dev_jobkey() && job_rank >= 0 && job_rank < weft_dev.size) {
-        *id_p = job_rank;
+    if (proc->jobkey == weft_dev_jobkey() && proc->job_rank >= 0 &&
+        proc->job_rank < weft_dev.size) {
+        *id_p = proc->job_rank;
         return MPI_SUCCESS;
     }
     for (int i = weft_dev.size; i < weft_dev.nprocs; i++) {
-        if (dyn.ident[i - weft_dev.size].uid == uid) {
+        if (dyn.ident[i - weft_dev.size].uid == proc->uid) {
             *id_p = i;
             return MPI_SUCCESS;
         }
     }
-    rc = weft_dev_dyn_open();
-    if (rc != MPI_SUCCESS) {
-        return rc;
+    local = proc->hostkey != 0 && proc->hostkey == weft_dev_hostkey() &&
+            proc->shm_layout == weft_shm_layout_key() && proc->jobid != NULL;
+    if (!local) {
+        if (proc->addrlen == 0) {
+            return weft_error(MPI_ERR_OTHER, "a process of another job (rank %d of it) is on "
+                              "another host but has no network address: its job opened no "
+                              "network module (WEFT_DYN_SHM=0 makes every process of a "
+                              "dynamic connection open it)", proc->job_rank);
+        }
+        rc = weft_dev_dyn_open();
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
     }
     peers = realloc(weft_dev.peers, sizeof(*peers) * (size_t)(id + 1));
     if (peers == NULL) {
@@ -359,18 +484,27 @@ int weft_dev_add_process(uint64_t uid, uint64_t jobkey, int job_rank, int node,
     if (dyn.grow != NULL && (rc = dyn.grow(id + 1)) != MPI_SUCCESS) {
         return rc;
     }
-    if (weft_dev.netmod->dyn_add_peer(id, addr, addrlen, uid) != WEFT_OK) {
+    peers[id].is_local  = 0;
+    peers[id].shm_index = -1;
+    if (local) {
+        int k = bridge_attach(proc, id);
+        if (k < 0) {
+            return k;
+        }
+        peers[id].is_local  = 1;
+        peers[id].shm_index = k;
+    } else if (weft_dev.netmod->dyn_add_peer(id, proc->addr, proc->addrlen, proc->uid) !=
+               WEFT_OK) {
         return weft_error(MPI_ERR_OTHER, "cannot add the network address of a process of "
                                          "another job");
     }
-    peers[id].is_local  = 0;
-    peers[id].shm_index = -1;
-    peers[id].node_id   = foreign_node(jobkey, node);
+    peers[id].node_id   = foreign_node(proc->jobkey, proc->node);
     peers[id].failed    = 0;
-    ident[id - weft_dev.size].uid      = uid;
-    ident[id - weft_dev.size].jobkey   = jobkey;
-    ident[id - weft_dev.size].job_rank = job_rank;
-    ident[id - weft_dev.size].node     = node;
+    ident[id - weft_dev.size].uid      = proc->uid;
+    ident[id - weft_dev.size].jobkey   = proc->jobkey;
+    ident[id - weft_dev.size].job_rank = proc->job_rank;
+    ident[id - weft_dev.size].node     = proc->node;
+    ident[id - weft_dev.size].watched  = local;
     weft_dev.nprocs = id + 1;
     *id_p           = id;
     return MPI_SUCCESS;
@@ -378,7 +512,14 @@ int weft_dev_add_process(uint64_t uid, uint64_t jobkey, int job_rank, int node,
 
 void weft_dev_forget_process(int id)
 {
-    if (id >= weft_dev.size && weft_dev.netmod != NULL) {
+    if (id < weft_dev.size) {
+        return;
+    }
+    if (weft_dev.peers[id].is_local) {
+        /* The bridge stays mapped until finalize: the process may be in
+         * other communicators still; its exit is no longer news. */
+        dyn.ident[id - weft_dev.size].watched = 0;
+    } else if (weft_dev.netmod != NULL) {
         weft_dev.netmod->dyn_forget(id);
     }
 }

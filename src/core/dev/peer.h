@@ -74,7 +74,7 @@ int weft_dev_host_of(int world);
 
 /* ---- Processes of other jobs (dynamic processes) ----
  * They get process ids from size up, used wherever a world rank is (groups,
- * peer_world); they are always reached through the netmod. */
+ * peer_world); on this host through shared memory, else the netmod. */
 
 /* This process's identity across jobs: uid (random, nonzero) and the key of
  * its job (a hash of the job id; equal keys = same MPI_COMM_WORLD). */
@@ -84,11 +84,33 @@ uint64_t weft_dev_jobkey(void);
 int      weft_dev_dyn_open(void);
 /* Our netmod address (after weft_dev_dyn_open); *len: room in, bytes out. */
 int      weft_dev_dyn_name(void *name, size_t *len);
-/* The process id of a process described by (uid, jobkey, job rank, its
- * node id in its job, netmod address): our world rank for our job, the id
- * already given to uid, or a new id. MPI error code. */
-int      weft_dev_add_process(uint64_t uid, uint64_t jobkey, int job_rank, int node,
-                              const void *addr, size_t addrlen, int *id_p);
+/* Longest job id usable in shared-memory names shared with other jobs. */
+#define WEFT_DEV_JOBID_MAX 63
+
+/* What a process of another job tells about itself. */
+typedef struct {
+    uint64_t    uid, jobkey;
+    int         job_rank, node; /* node: its node id in its job */
+    uint64_t    hostkey;        /* weft_dev_hostkey() there (0: no shared memory) */
+    uint64_t    shm_layout;     /* weft_shm_layout_key() there */
+    int         cma;            /* weft_dev_dyn_cma() there */
+    const char *jobid;          /* its job id (shared-memory names) */
+    const void *addr;           /* netmod address; addrlen 0: none (netmod closed) */
+    size_t      addrlen;
+} weft_dev_proc_t;
+
+/* This host, for telling processes of other jobs on it apart from those
+ * elsewhere: boot id, /dev/shm, network and pid namespaces, user. 0 when
+ * processes of other jobs must use the netmod (WEFT_NETMOD_ONLY,
+ * WEFT_DYN_SHM=0). */
+uint64_t weft_dev_hostkey(void);
+/* Single copy (CMA) offered to processes of other jobs on this host. */
+int      weft_dev_dyn_cma(void);
+/* The process id of a process of another job: our world rank for our job,
+ * the id already given to its uid, or a new id, reached through a shared-
+ * memory bridge when it is on this host (same hostkey and layout), else the
+ * netmod (opened here if needed). MPI error code. */
+int      weft_dev_add_process(const weft_dev_proc_t *proc, int *id_p);
 /* (jobkey, job rank) of a process id, for a total order all jobs agree on. */
 void     weft_dev_identity(int id, uint64_t *jobkey_p, int *job_rank_p);
 /* <0, 0, >0: a before, same as, after b in that order. */

@@ -14,6 +14,11 @@
  * NULL: none). */
 void weft_dynproc_set_parent(weft_comm_t *comm);
 
+/* MPI_Open_port; want_net: the name carries a netmod address (opening the
+ * netmod) so processes on other hosts can connect, else only processes of
+ * this host can unless the netmod is open already. */
+int weft_dynproc_open_port(char *port_name, int want_net);
+
 /* MPI_Comm_connect giving up after timeout seconds without an answer. */
 int weft_dynproc_connect(const char *port_name, weft_info_t *info, int root, weft_comm_t *comm,
                          double timeout, MPI_Comm *newcomm);

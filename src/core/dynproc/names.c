@@ -9,13 +9,16 @@
  * connects to it. Names differ (they carry each process's uid).
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "api_impl.h"
 #include "core/comm.h"
+#include "core/dynproc/dynproc.h"
 #include "core/errors.h"
 #include "pmi/pmi.h"
 
@@ -51,6 +54,30 @@ static int read_all(int fd, void *buf, size_t len)
     return transfer_all(fd, buf, len, 0);
 }
 
+/* The other end of the socket may be on another host: a Unix socket or a
+ * loopback address is this host; anything else may not be. */
+static int peer_may_be_remote(int fd)
+{
+    struct sockaddr_storage a;
+    socklen_t               len = sizeof(a);
+
+    if (getpeername(fd, (struct sockaddr *)&a, &len) != 0) {
+        return 1;
+    }
+    if (a.ss_family == AF_UNIX) {
+        return 0;
+    }
+    if (a.ss_family == AF_INET) {
+        return (ntohl(((struct sockaddr_in *)&a)->sin_addr.s_addr) >> 24) != 127;
+    }
+    if (a.ss_family == AF_INET6) {
+        const struct in6_addr *v6 = &((struct sockaddr_in6 *)&a)->sin6_addr;
+        return !IN6_IS_ADDR_LOOPBACK(v6) &&
+               !(IN6_IS_ADDR_V4MAPPED(v6) && v6->s6_addr[12] == 127);
+    }
+    return 1;
+}
+
 int weft_comm_join_impl(int fd, MPI_Comm *intercomm)
 {
     char     mine[MPI_MAX_PORT_NAME], theirs[MPI_MAX_PORT_NAME];
@@ -60,7 +87,7 @@ int weft_comm_join_impl(int fd, MPI_Comm *intercomm)
     if (fd < 0) {
         return weft_error(MPI_ERR_ARG, "argument fd: %d is not a file descriptor", fd);
     }
-    rc = weft_open_port_impl(NULL, mine);
+    rc = weft_dynproc_open_port(mine, peer_may_be_remote(fd));
     if (rc != MPI_SUCCESS) {
         return rc;
     }

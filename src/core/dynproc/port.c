@@ -4,10 +4,24 @@
  * Ports and the connect/accept handshake (MPI_Open_port, MPI_Close_port,
  * MPI_Comm_accept, MPI_Comm_connect, MPI_Comm_disconnect).
  *
- * A port name carries the opener's identity (uid, job key, job rank), its
- * netmod address, a port tag and a random 128-bit token: printable,
- * "weft-port:<tag>:<token>:<uid>:<jobkey>:<rank>:<node>:<address>" (hex
- * fields but rank and node).
+ * A port name carries the opener's identity (uid, job key, job rank, host
+ * key, job id), a port tag, a random 128-bit token and, when the opener
+ * has the netmod open, its address: printable,
+ * "weft-port:<tag>:<token>:<uid>:<jobkey>:<rank>:<node>:<hostkey>:<flags>:
+ * <jobid>:<address>" (hex fields but rank and node; the job id hex-encoded;
+ * address "-" when there is none).
+ *
+ * Processes of two jobs on one host talk through shared-memory bridges
+ * (weft_dev_add_process); the netmod is opened only by processes that have
+ * a peer on another host. So a descriptor carries a netmod address only
+ * when its process opened the netmod: the connecting side opens it when
+ * the port says its owner's group may span hosts or the member is on
+ * another host than the owner; the accepting side, once it has seen the
+ * connecting members, regathers its descriptors with the netmod open when
+ * a pair on different hosts lacks an address on its side. A connect root on
+ * the owner's host sends its CONNECT through the bridge and knocks on the
+ * owner's door (transport/shm) with its descriptor, so the owner, polling
+ * its door while it accepts, attaches the bridge and reads the CONNECT.
  *
  * Handshake (roots only; every member first publishes its own descriptor
  * within its communicator and ANDs the context-id masks there):
@@ -47,19 +61,27 @@ enum {
     AM_REPLY   = WEFT_AM_DYNPROC_CONNECT + 1,
 };
 
-#define PORT_MAGIC   0x57445043u /* "WDPC" */
+#define PORT_MAGIC   0x57445044u /* "WDPD" */
 #define ADDR_MAX     64
 #define STATUS_QUEUE 1 /* not a final answer */
+
+/* Port flags. */
+#define PORT_HAS_ADDR 1u /* the owner's netmod address is in the name */
+#define PORT_SPANS    2u /* the owner had the netmod open before: its group may span hosts */
 
 /* What a process tells the other job about itself. */
 typedef struct {
     uint64_t      uid, jobkey;
     int32_t       rank;
     int32_t       node; /* node id in its job (collectives' layout) */
-    uint32_t      addrlen;
-    uint32_t      pad;
+    uint64_t      hostkey, shm_layout;
+    int32_t       cma;
+    uint32_t      addrlen; /* 0: no netmod address */
+    char          jobid[WEFT_DEV_JOBID_MAX + 1];
     unsigned char addr[ADDR_MAX];
 } member_t;
+
+_Static_assert(sizeof(member_t) <= WEFT_SHM_DOOR_RECORD, "a descriptor fits a door record");
 
 typedef struct {
     uint32_t        magic, tag;
@@ -119,6 +141,33 @@ static int random_bytes(void *buf, size_t len)
 static void hex(const void *data, size_t len, char *out)
 {
     weft_pmi_encode(data, len, out);
+}
+
+static int add_member(const member_t *m, int *id_p)
+{
+    char             jobid[sizeof(m->jobid)];
+    weft_dev_proc_t  p;
+
+    memcpy(jobid, m->jobid, sizeof(jobid));
+    jobid[sizeof(jobid) - 1] = '\0';
+    p.uid        = m->uid;
+    p.jobkey     = m->jobkey;
+    p.job_rank   = m->rank;
+    p.node       = m->node;
+    p.hostkey    = m->hostkey;
+    p.shm_layout = m->shm_layout;
+    p.cma        = m->cma;
+    p.jobid      = jobid;
+    p.addr       = m->addr;
+    p.addrlen    = m->addrlen <= ADDR_MAX ? m->addrlen : 0;
+    return weft_dev_add_process(&p, id_p);
+}
+
+/* The pair would talk through the netmod (not one host, or no shared
+ * memory offered by either). */
+static int pair_needs_net(const member_t *a, const member_t *b)
+{
+    return a->hostkey == 0 || a->hostkey != b->hostkey || a->shm_layout != b->shm_layout;
 }
 
 /* Send one handshake AM to process id (shm or netmod); from a handler only
@@ -242,70 +291,124 @@ static void setup(void)
 /* ---- port names -------------------------------------------------------- */
 
 typedef struct {
-    uint32_t      tag;
+    uint32_t      tag, flags;
     unsigned char token[16];
     member_t      owner;
 } port_name_t;
 
 static int parse_port(const char *name, port_name_t *pn)
 {
-    char          tok[33], addr[2 * ADDR_MAX + 1];
-    unsigned long long uid, key;
-    unsigned      tag;
-    int           rank, node, n = 0;
+    char               tok[33], addr[2 * ADDR_MAX + 1], job[2 * WEFT_DEV_JOBID_MAX + 1];
+    unsigned long long uid, key, hostkey, layout;
+    unsigned           tag, flags;
+    int                rank, node, cma, n = 0;
 
     if (name == NULL ||
-        sscanf(name, "weft-port:%x:%32[0-9a-f]:%llx:%llx:%d:%d:%128[0-9a-f]%n", &tag, tok,
-               &uid, &key, &rank, &node, addr, &n) != 7 ||
-        name[n] != '\0' || strlen(tok) != 32 || strlen(addr) % 2 != 0 || rank < 0) {
+        sscanf(name, "weft-port:%x:%32[0-9a-f]:%llx:%llx:%d:%d:%llx:%llx:%d:%x:%126[0-9a-f]:"
+                     "%128[-0-9a-f]%n",
+               &tag, tok, &uid, &key, &rank, &node, &hostkey, &layout, &cma, &flags, job, addr,
+               &n) != 12 ||
+        name[n] != '\0' || strlen(tok) != 32 || strlen(job) % 2 != 0 || rank < 0) {
+        return -1;
+    }
+    if (strcmp(addr, "-") == 0) {
+        addr[0] = '\0';
+    }
+    if (strlen(addr) % 2 != 0) {
         return -1;
     }
     memset(pn, 0, sizeof(*pn));
-    pn->tag             = tag;
-    pn->owner.uid       = uid;
-    pn->owner.jobkey    = key;
-    pn->owner.rank      = rank;
-    pn->owner.node      = node;
-    pn->owner.addrlen   = (uint32_t)(strlen(addr) / 2);
+    pn->tag              = tag;
+    pn->flags            = flags;
+    pn->owner.uid        = uid;
+    pn->owner.jobkey     = key;
+    pn->owner.rank       = rank;
+    pn->owner.node       = node;
+    pn->owner.hostkey    = hostkey;
+    pn->owner.shm_layout = layout;
+    pn->owner.cma        = cma;
+    pn->owner.addrlen    = (uint32_t)(strlen(addr) / 2);
     if (weft_pmi_decode(tok, pn->token, 16) != 0 ||
+        weft_pmi_decode(job, pn->owner.jobid, strlen(job) / 2) != 0 ||
         weft_pmi_decode(addr, pn->owner.addr, pn->owner.addrlen) != 0) {
         return -1;
     }
     return 0;
 }
 
-static int describe_me(member_t *me)
+/* No shared memory with other jobs here: every dynamic peer is a network one. */
+static int me_needs_net(void)
+{
+    return weft_dev_hostkey() == 0;
+}
+
+/* Our descriptor; with want_net the netmod is opened first (else the
+ * address is there only if it is open already). */
+static int describe_me(member_t *me, int want_net)
 {
     size_t len = ADDR_MAX;
-    int    rc  = weft_dev_dyn_open();
+    int    rc  = want_net ? weft_dev_dyn_open() : MPI_SUCCESS;
 
     memset(me, 0, sizeof(*me));
-    if (rc == MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS && weft_dev.netmod != NULL) {
         rc = weft_dev_dyn_name(me->addr, &len);
+        me->addrlen = (uint32_t)len;
     }
-    me->uid     = weft_dev_uid();
-    me->jobkey  = weft_dev_jobkey();
-    me->rank    = weft_runtime.pmi.rank;
-    me->node    = weft_dev_host_of(weft_runtime.pmi.rank);
-    me->addrlen = (uint32_t)len;
+    me->uid        = weft_dev_uid();
+    me->jobkey     = weft_dev_jobkey();
+    me->rank       = weft_runtime.pmi.rank;
+    me->node       = weft_dev_host_of(weft_runtime.pmi.rank);
+    me->hostkey    = weft_dev_hostkey();
+    me->shm_layout = weft_shm_layout_key();
+    me->cma        = weft_dev_dyn_cma();
+    snprintf(me->jobid, sizeof(me->jobid), "%.*s", WEFT_DEV_JOBID_MAX, weft_runtime.jobid);
     return rc;
+}
+
+static void door_name(char *name, size_t len, const char *jobid, uint64_t uid)
+{
+    snprintf(name, len, "/weft-%.*s-door-%llx", WEFT_DEV_JOBID_MAX, jobid, (unsigned long long)uid);
+    for (char *c = name + 1; *c; c++) {
+        if (*c == '/') {
+            *c = '_';
+        }
+    }
+}
+
+static void door_fini(void)
+{
+    weft_shm_door_close();
 }
 
 int weft_open_port_impl(weft_info_t *info, char *port_name)
 {
-    port_t  *p;
-    member_t me;
-    char     tok[33], addr[2 * ADDR_MAX + 1];
-    int      rc;
-
     (void)info;
     if (port_name == NULL) {
         return weft_error(MPI_ERR_ARG, "argument port_name: NULL pointer");
     }
+    return weft_dynproc_open_port(port_name, weft_tunables.PORT_NETMOD != 0);
+}
+
+int weft_dynproc_open_port(char *port_name, int want_net)
+{
+    port_t  *p;
+    member_t me;
+    char     tok[33], addr[2 * ADDR_MAX + 1], job[2 * WEFT_DEV_JOBID_MAX + 1], door[400];
+    unsigned flags = weft_dev.netmod != NULL ? PORT_SPANS : 0;
+    int      rc;
+
     setup();
-    rc = describe_me(&me);
+    rc = describe_me(&me, want_net || me_needs_net());
     if (rc != MPI_SUCCESS) {
         return rc;
+    }
+    if (me.hostkey != 0) { /* processes of other jobs on this host knock here */
+        door_name(door, sizeof(door), weft_runtime.jobid, me.uid);
+        if (weft_shm_door_open(door) != 0) {
+            return weft_error(MPI_ERR_OTHER, "cannot create this process's door for "
+                                             "connections from this host (%s)", door);
+        }
+        weft_finalize_register(door_fini);
     }
     p = calloc(1, sizeof(*p));
     if (p == NULL) {
@@ -316,11 +419,18 @@ int weft_open_port_impl(weft_info_t *info, char *port_name)
         return weft_error(MPI_ERR_OTHER, "cannot read /dev/urandom for the port's secret token");
     }
     p->tag = ++dp.next_tag;
+    flags |= me.addrlen > 0 ? PORT_HAS_ADDR : 0;
     hex(p->token, 16, tok);
-    hex(me.addr, me.addrlen, addr);
-    snprintf(port_name, MPI_MAX_PORT_NAME, "weft-port:%x:%s:%llx:%llx:%d:%d:%s", p->tag, tok,
-             (unsigned long long)me.uid, (unsigned long long)me.jobkey, (int)me.rank,
-             (int)me.node, addr);
+    hex(me.jobid, strlen(me.jobid), job);
+    if (me.addrlen > 0) {
+        hex(me.addr, me.addrlen, addr);
+    } else {
+        strcpy(addr, "-");
+    }
+    snprintf(port_name, MPI_MAX_PORT_NAME, "weft-port:%x:%s:%llx:%llx:%d:%d:%llx:%llx:%d:%x:%s:%s",
+             p->tag, tok, (unsigned long long)me.uid, (unsigned long long)me.jobkey,
+             (int)me.rank, (int)me.node, (unsigned long long)me.hostkey,
+             (unsigned long long)me.shm_layout, (int)me.cma, flags, job, addr);
     p->next  = dp.ports;
     dp.ports = p;
     return MPI_SUCCESS;
@@ -353,8 +463,9 @@ int weft_close_port_impl(const char *port_name)
 
 /* ---- connect / accept ------------------------------------------------- */
 
-/* Every member's descriptor, in comm rank order (collective). */
-static int gather_members(weft_comm_t *comm, member_t **all_p)
+/* Every member's descriptor, in comm rank order (collective); want_net:
+ * this member opens the netmod first. */
+static int gather_members(weft_comm_t *comm, int want_net, member_t **all_p)
 {
     weft_xgroup_t x;
     member_t      me;
@@ -364,7 +475,7 @@ static int gather_members(weft_comm_t *comm, member_t **all_p)
     if (all == NULL) {
         return weft_error(MPI_ERR_NO_MEM, "no memory for a process table");
     }
-    rc = describe_me(&me);
+    rc = describe_me(&me, want_net || me_needs_net());
     weft_xgroup_of_comm(&x, comm);
     if (rc == MPI_SUCCESS) {
         rc = weft_x_allgather(&x, &me, sizeof(me), all, WEFT_XTAG_DYNPROC);
@@ -382,15 +493,15 @@ typedef struct {
     int32_t  status;
     int32_t  nremote;
     uint32_t ids[2];
+    int32_t  regather; /* accept side: gather the descriptors again with the netmod open */
+    int32_t  pad;
 } outcome_t;
 
-/* Share the root's outcome, map the remote members, build the intercomm. */
-static int finish(weft_comm_t *comm, int root, outcome_t *out, member_t *remote, MPI_Comm *newcomm)
+/* Share the root's outcome. */
+static int share_outcome(weft_comm_t *comm, int root, outcome_t *out)
 {
     weft_xgroup_t x;
-    weft_group_t *rg;
-    weft_comm_t  *nc;
-    int          *ids = NULL, rc;
+    int           rc;
 
     weft_xgroup_of_comm(&x, comm);
     rc = weft_x_bcast(&x, out, sizeof(*out), root, WEFT_XTAG_DYNPROC + 1);
@@ -402,6 +513,18 @@ static int finish(weft_comm_t *comm, int root, outcome_t *out, member_t *remote,
                                   : weft_error(out->status, "the root could not connect (see its "
                                                             "error)");
     }
+    return MPI_SUCCESS;
+}
+
+/* Map the remote members the root shares, build the intercomm. */
+static int finish(weft_comm_t *comm, int root, outcome_t *out, member_t *remote, MPI_Comm *newcomm)
+{
+    weft_xgroup_t x;
+    weft_group_t *rg;
+    weft_comm_t  *nc;
+    int          *ids = NULL, rc = MPI_SUCCESS;
+
+    weft_xgroup_of_comm(&x, comm);
     if (comm->rank != root &&
         (remote = malloc(sizeof(member_t) * (size_t)out->nremote)) == NULL) {
         return weft_error(MPI_ERR_NO_MEM, "no memory for the remote process table");
@@ -412,9 +535,7 @@ static int finish(weft_comm_t *comm, int root, outcome_t *out, member_t *remote,
         rc = weft_error(MPI_ERR_NO_MEM, "no memory for the remote group");
     }
     for (int i = 0; rc == MPI_SUCCESS && i < out->nremote; i++) {
-        rc = weft_dev_add_process(remote[i].uid, remote[i].jobkey, remote[i].rank, remote[i].node,
-                                  remote[i].addr,
-                                  remote[i].addrlen, &ids[i]);
+        rc = add_member(&remote[i], &ids[i]);
     }
     if (comm->rank != root) {
         free(remote);
@@ -447,7 +568,41 @@ static int local_mask(weft_comm_t *comm, weft_ctx_mask_t *mask)
     return weft_x_allreduce_band(&x, mask, sizeof(*mask), WEFT_XTAG_DYNPROC + 3);
 }
 
-static double now_s(void);
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Accept root: attach the processes that knocked on our door (they sent
+ * or will send their CONNECT through the bridge). */
+static void door_answer(void)
+{
+    member_t m;
+    int      id;
+
+    while (weft_shm_door_take(&m) == sizeof(m)) {
+        /* A failure is printed; that connect then times out. */
+        (void)add_member(&m, &id);
+    }
+}
+
+/* Accept root: some pair of (our members, theirs) needs the netmod where one
+ * of ours has no address. */
+static int accept_needs_regather(const member_t *mine, int nmine, const member_t *theirs,
+                                 int ntheirs)
+{
+    for (int a = 0; a < nmine; a++) {
+        for (int c = 0; mine[a].addrlen == 0 && c < ntheirs; c++) {
+            if (pair_needs_net(&mine[a], &theirs[c])) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
 
 int weft_comm_accept_impl(const char *port_name, weft_info_t *info, int root, weft_comm_t *comm,
                           MPI_Comm *newcomm)
@@ -460,12 +615,13 @@ int weft_dynproc_accept(const char *port_name, weft_info_t *info, int root, weft
 {
     weft_ctx_mask_t mask;
     member_t       *mine = NULL, *remote = NULL;
-    outcome_t       out  = {MPI_SUCCESS, 0, {0, 0}};
-    int             rc;
+    outcome_t       out  = {MPI_SUCCESS, 0, {0, 0}, 0, 0};
+    pending_t      *q    = NULL;
+    int             rc, croot = -1;
 
     (void)info;
     setup();
-    if ((rc = gather_members(comm, &mine)) != MPI_SUCCESS ||
+    if ((rc = gather_members(comm, 0, &mine)) != MPI_SUCCESS ||
         (rc = local_mask(comm, &mask)) != MPI_SUCCESS) {
         free(mine);
         return rc;
@@ -473,9 +629,7 @@ int weft_dynproc_accept(const char *port_name, weft_info_t *info, int root, weft
     if (comm->rank == root) {
         port_name_t pn;
         port_t     *p  = NULL;
-        pending_t  *q  = NULL;
         weft_wait_t w  = {0};
-        int         croot = -1;
 
         if (port_name == NULL || parse_port(port_name, &pn) != 0 ||
             pn.owner.uid != weft_dev_uid() || (p = port_find(pn.tag, pn.token)) == NULL) {
@@ -485,6 +639,7 @@ int weft_dynproc_accept(const char *port_name, weft_info_t *info, int root, weft
         }
         double deadline = now_s() + timeout;
         while (out.status == MPI_SUCCESS && (q = p->queue) == NULL) {
+            door_answer();
             if (weft_progress_poll() == 0) {
                 if (timeout > 0 && now_s() > deadline) {
                     out.status = weft_error(MPI_ERR_OTHER, "nobody connected within %.0f s",
@@ -495,10 +650,8 @@ int weft_dynproc_accept(const char *port_name, weft_info_t *info, int root, weft
         }
         if (q != NULL) {
             weft_ctx_mask_t both = q->msg.mask;
-            size_t          nrep = sizeof(reply_msg_t) + sizeof(member_t) * (size_t)comm->size;
-            reply_msg_t    *rep;
 
-            p->queue   = q->next;
+            p->queue    = q->next;
             out.nremote = q->msg.nmembers;
             remote      = (member_t *)(&q->msg + 1);
             for (int i = 0; i < WEFT_CTX_WORDS; i++) {
@@ -506,46 +659,54 @@ int weft_dynproc_accept(const char *port_name, weft_info_t *info, int root, weft
             }
             out.status = weft_ctx_pick(&both, 2, out.ids);
             if (out.status == MPI_SUCCESS) {
-                const member_t *cr = &remote[q->msg.root];
-                out.status = weft_dev_add_process(cr->uid, cr->jobkey, cr->rank, cr->node, cr->addr,
-                                                  cr->addrlen, &croot);
+                out.status = add_member(&remote[q->msg.root], &croot);
             }
-            if (out.status == MPI_SUCCESS && nrep > max_message()) {
+            if (out.status == MPI_SUCCESS &&
+                sizeof(reply_msg_t) + sizeof(member_t) * (size_t)comm->size > max_message()) {
                 out.status = weft_error(MPI_ERR_OTHER, "MPI_Comm_accept: a group of %d processes "
                                         "does not fit one handshake message (%zu bytes)",
                                         comm->size, max_message());
             }
-            if (out.status == MPI_SUCCESS && (rep = malloc(nrep)) != NULL) {
-                rep->magic    = PORT_MAGIC;
-                rep->cookie   = q->msg.cookie;
-                rep->status   = MPI_SUCCESS;
-                rep->nmembers = comm->size;
-                rep->ids[0]   = out.ids[0];
-                rep->ids[1]   = out.ids[1];
-                memcpy(rep + 1, mine, sizeof(member_t) * (size_t)comm->size);
-                out.status = am_to(croot, AM_REPLY, rep, nrep, 0);
-                free(rep);
-            } else if (out.status == MPI_SUCCESS) {
-                out.status = weft_error(MPI_ERR_NO_MEM, "no memory for a handshake reply");
-            } else if (croot >= 0) {
+            out.regather = out.status == MPI_SUCCESS &&
+                           accept_needs_regather(mine, comm->size, remote, out.nremote);
+            if (out.status != MPI_SUCCESS && croot >= 0) {
                 reject(croot, q->msg.cookie);
             }
         }
-        rc = finish(comm, root, &out, remote, newcomm);
-        free(q);
-    } else {
-        rc = finish(comm, root, &out, NULL, newcomm);
     }
+    rc = share_outcome(comm, root, &out);
+    if (rc == MPI_SUCCESS && out.regather) {
+        /* Some pair spans hosts where we had no address: open the netmod. */
+        free(mine);
+        mine = NULL;
+        rc   = gather_members(comm, 1, &mine);
+    }
+    if (comm->rank == root && rc == MPI_SUCCESS) {
+        size_t       nrep = sizeof(reply_msg_t) + sizeof(member_t) * (size_t)comm->size;
+        reply_msg_t *rep  = malloc(nrep);
+
+        if (rep == NULL) {
+            rc = weft_error(MPI_ERR_NO_MEM, "no memory for a handshake reply");
+        } else {
+            rep->magic    = PORT_MAGIC;
+            rep->cookie   = q->msg.cookie;
+            rep->status   = MPI_SUCCESS;
+            rep->nmembers = comm->size;
+            rep->ids[0]   = out.ids[0];
+            rep->ids[1]   = out.ids[1];
+            memcpy(rep + 1, mine, sizeof(member_t) * (size_t)comm->size);
+            rc = am_to(croot, AM_REPLY, rep, nrep, 0);
+            free(rep);
+        }
+    }
+    /* A failure after the outcome was shared leaves the others to find the
+     * intercomm unusable (the connect side times out). */
+    if (rc == MPI_SUCCESS) {
+        rc = finish(comm, root, &out, remote, newcomm);
+    }
+    free(q);
     free(mine);
     return rc;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 int weft_comm_connect_impl(const char *port_name, weft_info_t *info, int root, weft_comm_t *comm,
@@ -555,28 +716,78 @@ int weft_comm_connect_impl(const char *port_name, weft_info_t *info, int root, w
                                 newcomm);
 }
 
+/* What the connect root tells its group about the port before they
+ * describe themselves. */
+typedef struct {
+    int32_t  ok;      /* the name parsed */
+    uint32_t flags;   /* PORT_* */
+    uint64_t hostkey; /* the owner's */
+    uint64_t layout;
+} port_facts_t;
+
+/* Connect root on the owner's host: hand it our descriptor through its
+ * door, so it attaches our bridge (retried while the door is full). */
+static int knock(const port_name_t *pn, const member_t *me, double deadline)
+{
+    char        door[400], jobid[sizeof(pn->owner.jobid)];
+    weft_wait_t w = {0};
+
+    memcpy(jobid, pn->owner.jobid, sizeof(jobid));
+    jobid[sizeof(jobid) - 1] = '\0';
+    door_name(door, sizeof(door), jobid, pn->owner.uid);
+    while (weft_shm_door_knock(door, me, sizeof(*me)) != 0) {
+        if (now_s() > deadline) {
+            return weft_error(MPI_ERR_PORT, "the port's process has no door open on this host "
+                              "(%s): port closed or process gone", door);
+        }
+        if (weft_progress_poll() == 0) {
+            weft_wait_step(&w);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
 int weft_dynproc_connect(const char *port_name, weft_info_t *info, int root, weft_comm_t *comm,
                          double timeout, MPI_Comm *newcomm)
 {
     weft_ctx_mask_t mask;
+    weft_xgroup_t   x;
     member_t       *mine = NULL, *remote = NULL;
-    outcome_t       out  = {MPI_SUCCESS, 0, {0, 0}};
-    int             rc;
+    outcome_t       out  = {MPI_SUCCESS, 0, {0, 0}, 0, 0};
+    port_facts_t    facts = {0, 0, 0, 0};
+    port_name_t     pn;
+    int             rc, want_net;
 
     (void)info;
     setup();
-    if ((rc = gather_members(comm, &mine)) != MPI_SUCCESS ||
+    if (comm->rank == root && port_name != NULL && parse_port(port_name, &pn) == 0) {
+        facts.ok      = 1;
+        facts.flags   = pn.flags;
+        facts.hostkey = pn.owner.hostkey;
+        facts.layout  = pn.owner.shm_layout;
+    }
+    weft_xgroup_of_comm(&x, comm);
+    rc = weft_x_bcast(&x, &facts, sizeof(facts), root, WEFT_XTAG_DYNPROC + 6);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    /* We need an address when the owner's side may have members elsewhere,
+     * or when we are not on the owner's host. */
+    want_net = (facts.flags & PORT_HAS_ADDR) &&
+               ((facts.flags & PORT_SPANS) || facts.hostkey == 0 ||
+                facts.hostkey != weft_dev_hostkey() || facts.layout != weft_shm_layout_key());
+    if ((rc = gather_members(comm, want_net, &mine)) != MPI_SUCCESS ||
         (rc = local_mask(comm, &mask)) != MPI_SUCCESS) {
         free(mine);
         return rc;
     }
     if (comm->rank == root) {
-        port_name_t    pn;
         int            aroot = -1;
         size_t         len   = sizeof(connect_msg_t) + sizeof(member_t) * (size_t)comm->size;
         connect_msg_t *c     = NULL;
+        double         deadline = now_s() + timeout;
 
-        if (port_name == NULL || parse_port(port_name, &pn) != 0) {
+        if (!facts.ok) {
             out.status = weft_error(MPI_ERR_PORT, "argument port_name: \"%.80s\" is not a port "
                                     "name", port_name ? port_name : "(null)");
         } else if (len > max_message()) {
@@ -586,15 +797,17 @@ int weft_dynproc_connect(const char *port_name, weft_info_t *info, int root, wef
         } else if ((c = malloc(len)) == NULL) {
             out.status = weft_error(MPI_ERR_NO_MEM, "no memory for a handshake message");
         } else {
-            out.status = weft_dev_add_process(pn.owner.uid, pn.owner.jobkey, pn.owner.rank,
-                                              pn.owner.node, pn.owner.addr, pn.owner.addrlen, &aroot);
+            out.status = add_member(&pn.owner, &aroot);
         }
-        if (out.status == MPI_SUCCESS && aroot == weft_runtime.pmi.rank) {
+        if (out.status == MPI_SUCCESS && aroot == weft_runtime.pmi.rank &&
+            pn.owner.uid == weft_dev_uid()) {
             out.status = weft_error(MPI_ERR_PORT, "argument port_name: the port is this "
                                     "process's own (connect and accept need two processes)");
         }
+        if (out.status == MPI_SUCCESS && aroot >= weft_dev.size && weft_peer(aroot)->is_local) {
+            out.status = knock(&pn, &mine[root], deadline);
+        }
         if (out.status == MPI_SUCCESS) {
-            double      deadline = now_s() + timeout;
             weft_wait_t w        = {0};
 
             memset(c, 0, sizeof(*c));
@@ -639,12 +852,13 @@ int weft_dynproc_connect(const char *port_name, weft_info_t *info, int root, wef
             }
         }
         free(c);
-        rc = finish(comm, root, &out, remote, newcomm);
-        free(dp.reply);
-        dp.reply = NULL;
-    } else {
-        rc = finish(comm, root, &out, NULL, newcomm);
     }
+    rc = share_outcome(comm, root, &out);
+    if (rc == MPI_SUCCESS) {
+        rc = finish(comm, root, &out, remote, newcomm);
+    }
+    free(dp.reply);
+    dp.reply = NULL;
     free(mine);
     return rc;
 }

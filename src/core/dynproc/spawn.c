@@ -100,6 +100,26 @@ static int root_spawn(int count, char *commands[], char **argvs[], const int max
     return rc;
 }
 
+/* Children go elsewhere than this host only when the info keys say so
+ * (host, hostfile) or our job spans hosts already (the netmod is open then
+ * and the port carries its address anyway); otherwise the launcher maps
+ * them onto this host and they reach us through shared memory. */
+static int children_may_be_remote(int count, weft_info_t *const infos[])
+{
+    for (int c = 0; c < count; c++) {
+        const char *host = infos[c] ? weft_info_lookup(infos[c], "host") : NULL;
+        if (infos[c] != NULL && (weft_info_lookup(infos[c], "hostfile") != NULL ||
+                                 weft_info_lookup(infos[c], "hosts") != NULL)) {
+            return 1;
+        }
+        if (host != NULL && strcmp(host, "localhost") != 0 && strcmp(host, "127.0.0.1") != 0 &&
+            strcmp(host, weft_runtime.processor_name) != 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int spawn_common(int count, char *commands[], char **argvs[], const int maxprocs[],
                         weft_info_t *const infos[], int root, weft_comm_t *comm,
                         MPI_Comm *intercomm, int errcodes[])
@@ -126,7 +146,7 @@ static int spawn_common(int count, char *commands[], char **argvs[], const int m
             out.status = weft_error(MPI_ERR_NO_MEM, "no memory for spawn error codes");
         }
         if (out.status == MPI_SUCCESS) {
-            out.status = weft_open_port_impl(NULL, port);
+            out.status = weft_dynproc_open_port(port, children_may_be_remote(count, infos));
         }
         if (out.status == MPI_SUCCESS) {
             out.status = root_spawn(count, commands, argvs, maxprocs, infos, port, codes, out.total);

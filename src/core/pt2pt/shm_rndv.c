@@ -29,9 +29,11 @@ static inline int shm_of(int peer)
     return weft_peer(peer)->shm_index;
 }
 
-static int is_cma_size(uint64_t bytes)
+/* Single copy for this many bytes with this peer (a process of another job
+ * may refuse it: weft_shm_peer_cma). */
+static int is_cma_size(int peer, uint64_t bytes)
 {
-    return p2p.cma && bytes >= p2p.cma_threshold;
+    return p2p.cma && bytes >= p2p.cma_threshold && weft_shm_peer_cma(shm_of(peer));
 }
 
 static void pipe_recv_start(int peer, weft_request_t *req)
@@ -178,7 +180,9 @@ void p2p_shm_rndv_recv(int peer, weft_request_t *req, const rts_t *rts)
         cma_recv(peer, req, rts);                     /* pulls from rts->addr, sends FIN */
         return;
     }
-    if (is_cma_size(rts->bytes)) {
+    /* The sender exposed its buffer (addr): a process of another job may use
+     * another threshold, so its choice, not ours, says whether to pull. */
+    if (is_cma_size(peer, rts->bytes) && rts->addr != 0) {
         cma_recv(peer, req, rts);
         return;
     }
@@ -202,7 +206,7 @@ void p2p_shm_rndv_recv(int peer, weft_request_t *req, const rts_t *rts)
 
 int p2p_shm_rts_prepare(int peer, weft_request_t *req, rts_t *rts)
 {
-    if (!is_cma_size((uint64_t)req->bytes)) {
+    if (!is_cma_size(peer, (uint64_t)req->bytes)) {
         return 0;
     }
     if (req->datatype->is_contig) {

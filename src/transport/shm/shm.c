@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -132,6 +133,26 @@ typedef struct {
     shm_coop_t *coop;   /* SHM_COOP_SLOTS blocks peer -> me */
 } shm_in_t;
 
+/* A bridge: the segment one process of another job on this host shares
+ * with us (see weft_shm_bridge_attach):
+ *   [bridge_hdr] [ring side0->side1, ring side1->side0] [pipes, same order]
+ *   [coop blocks, same order] */
+typedef struct {
+    shm_rank_ctl_t side[2];  /* pid, sleeping, futex of each side */
+    uint32_t       mapped;   /* sides that mapped it: the second unlinks the name */
+    char           pad[60];
+    char           bell[2][104]; /* each side's wake socket name (abstract) */
+} shm_bridge_hdr_t;
+
+struct shm_dyn {
+    void             *base;
+    size_t            bytes;
+    shm_bridge_hdr_t *hdr;
+    int               side; /* ours: 0 or 1 */
+    int               cma;  /* single copy agreed for this pair */
+    int               pidfd; /* the peer's, for noticing its exit; -1 not yet */
+};
+
 static struct {
     int                   me, n;
     void                 *base;
@@ -149,7 +170,9 @@ static struct {
     int                   cma;
     int                   wake_on_send;
     const weft_am_handler_fn_t *handlers;
-    const int                  *world_of_local; /* pmi->local_ranks */
+    int                  *world;      /* process id of every index (job ranks, then dynamic) */
+    int                   ndyn;       /* dynamic peers: indices n..n+ndyn-1 (bridges) */
+    struct shm_dyn       *dyn;
     int                   poll_start;
     char                  bell_name[96]; /* abstract socket name prefix (fd sleeps) */
     int                   bell_in;       /* our wake socket, made at the first fd sleep */
@@ -166,6 +189,17 @@ static volatile uint64_t cma_probe_word;
 static char cost_probe_area[WEFT_SHM_COST_PROBE_BYTES] __attribute__((aligned(4096)));
 static weft_shm_costs_t costs;
 
+/* Control block of a peer index: in the node segment for job ranks, in
+ * the bridge for processes of other jobs. */
+static inline shm_rank_ctl_t *peer_ctl(int peer)
+{
+    if (peer < shm.n) {
+        return &shm.ctl[peer];
+    }
+    struct shm_dyn *d = &shm.dyn[peer - shm.n];
+    return &d->hdr->side[1 - d->side];
+}
+
 static size_t align_up(size_t v, size_t a)
 {
     return (v + a - 1) / a * a;
@@ -178,15 +212,27 @@ static long futex_op(uint32_t *addr, int op, uint32_t val, const struct timespec
 
 static socklen_t bell_address(int local, struct sockaddr_un *a)
 {
+    int n;
+
     memset(a, 0, sizeof(*a));
     a->sun_family = AF_UNIX;
-    int n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "%s-%d", shm.bell_name, local);
+    if (local < shm.n) {
+        n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "%s-%d", shm.bell_name, local);
+    } else { /* a process of another job: the name it wrote into the bridge */
+        struct shm_dyn *d    = &shm.dyn[local - shm.n];
+        const char     *name = d->hdr->bell[1 - d->side];
+        n = (int)strnlen(name, sizeof(d->hdr->bell[0]) - 1);
+        if (n == 0) {
+            return 0;
+        }
+        memcpy(a->sun_path + 1, name, (size_t)n);
+    }
     return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
 static void wake_peer(int peer)
 {
-    shm_rank_ctl_t *c = &shm.ctl[peer];
+    shm_rank_ctl_t *c = peer_ctl(peer);
 
     weft_full_fence();
     uint32_t how = __atomic_load_n(&c->sleeping, __ATOMIC_RELAXED);
@@ -196,6 +242,9 @@ static void wake_peer(int peer)
     } else if (how == SLEEP_FD) {
         struct sockaddr_un a;
         socklen_t          alen = bell_address(peer, &a);
+        if (alen == 0) {
+            return;
+        }
         char               byte = 0;
         if (shm.bell_out < 0) {
             shm.bell_out = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -236,7 +285,14 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
     shm.me          = pmi->local_rank;
     shm.n           = pmi->local_size;
     shm.handlers    = handlers;
-    shm.world_of_local = pmi->local_ranks;
+    shm.world = malloc(sizeof(int) * (size_t)(pmi->local_size > 0 ? pmi->local_size : 1));
+    if (shm.world == NULL) {
+        weft_log_error("shm: no memory for the peer table");
+        return -1;
+    }
+    memcpy(shm.world, pmi->local_ranks, sizeof(int) * (size_t)pmi->local_size);
+    shm.ndyn = 0;
+    shm.dyn  = NULL;
     shm.ring_cells  = align_up(config->ring_bytes, WEFT_SHM_CELL) / WEFT_SHM_CELL;
     if (shm.ring_cells < 64) {
         shm.ring_cells = 64;
@@ -368,10 +424,21 @@ void weft_shm_fini(void)
         }
         shm.bell_name[0] = '\0';
     }
+    for (int i = 0; i < shm.ndyn; i++) {
+        munmap(shm.dyn[i].base, shm.dyn[i].bytes);
+        if (shm.dyn[i].pidfd >= 0) {
+            close(shm.dyn[i].pidfd);
+        }
+    }
+    free(shm.dyn);
+    free(shm.world);
     free(shm.out);
     free(shm.in);
-    shm.out = NULL;
-    shm.in  = NULL;
+    shm.dyn   = NULL;
+    shm.ndyn  = 0;
+    shm.world = NULL;
+    shm.out   = NULL;
+    shm.in    = NULL;
 }
 
 int weft_shm_cma_enabled(void)
@@ -392,7 +459,7 @@ size_t weft_shm_max_payload(void)
 
 pid_t weft_shm_peer_pid(int peer)
 {
-    return shm.ctl[peer].pid;
+    return peer_ctl(peer)->pid;
 }
 
 static inline shm_hdr_t *cell_at(char *cells, uint64_t pos)
@@ -478,7 +545,9 @@ void weft_shm_commit(int peer, uint8_t type, int32_t tag, uint32_t context, int3
             __atomic_fetch_or(w, bit, __ATOMIC_RELEASE);
         }
     }
-    if (shm.wake_on_send) {
+    /* A process of another job may run the blocking wait policy even when
+     * our job does not: always check whether it sleeps. */
+    if (shm.wake_on_send || peer >= shm.n) {
         wake_peer(peer);
     }
 }
@@ -514,7 +583,7 @@ static int poll_peer(int peer)
     } else {
         weft_shm_msg_t msg = {(uint8_t)type, h->tag, h->context, h->src, len,
                               (const char *)h + WEFT_SHM_HDR_SIZE};
-        shm.handlers[type](shm.world_of_local[peer], &msg);
+        shm.handlers[type](shm.world[peer], &msg);
         in->rpos += (WEFT_SHM_HDR_SIZE + len + WEFT_SHM_CELL - 1) / WEFT_SHM_CELL;
     }
     __atomic_store_n(&in->ctl->consumed, in->rpos, __ATOMIC_RELEASE);
@@ -551,12 +620,25 @@ static int poll_bells(void)
     return events;
 }
 
-int weft_shm_poll(void)
+/* Rings from processes of other jobs (few; looked at only once one exists). */
+static int poll_dyn(void)
 {
     int events = 0;
 
+    for (int peer = shm.n; peer < shm.n + shm.ndyn; peer++) {
+        for (int got = 0; got < SHM_POLL_BATCH && poll_peer(peer); got++) {
+            events++;
+        }
+    }
+    return events;
+}
+
+int weft_shm_poll(void)
+{
+    int events = shm.ndyn ? poll_dyn() : 0;
+
     if (shm.use_bells) {
-        return poll_bells();
+        return events + poll_bells();
     }
 
     /* Drain each peer's ring up to a batch, starting after the peer served
@@ -588,7 +670,7 @@ static int ring_has_message(int peer)
 /* A message is waiting in one of our rings (or one we know still holds more). */
 static int shm_has_arrival(void)
 {
-    for (int p = 0; p < shm.n; p++) {
+    for (int p = 0; p < shm.n + shm.ndyn; p++) {
         if (ring_has_message(p)) {
             return 1;
         }
@@ -601,9 +683,25 @@ static int shm_has_arrival(void)
     return 0;
 }
 
+/* Tell every bridge how we sleep (processes of other jobs read it there). */
+static void dyn_set_sleeping(uint32_t how)
+{
+    for (int i = 0; i < shm.ndyn; i++) {
+        struct shm_dyn *d = &shm.dyn[i];
+        __atomic_store_n(&d->hdr->side[d->side].sleeping, how, __ATOMIC_SEQ_CST);
+    }
+}
+
 void weft_shm_sleep(long timeout_us)
 {
     shm_rank_ctl_t *c = &shm.ctl[shm.me];
+
+    /* Processes of other jobs cannot reach our futex (it is in our node
+     * segment): with bridges, sleep on the wake socket they can reach. */
+    if (shm.ndyn > 0 && weft_shm_sleep_fd_prepare() == 0) {
+        weft_shm_sleep_fd(-1, timeout_us);
+        return;
+    }
     uint32_t        v = __atomic_load_n(&c->futex, __ATOMIC_SEQ_CST);
     struct timespec ts = {timeout_us / 1000000, (timeout_us % 1000000) * 1000};
 
@@ -646,12 +744,14 @@ int weft_shm_sleep_fd(int fd, long timeout_us)
 
     pfd[0].fd     = shm.bell_in;
     pfd[0].events = POLLIN;
-    pfd[1].fd     = fd;
+    pfd[1].fd     = fd; /* < 0: ignored by poll */
     pfd[1].events = POLLIN;
     __atomic_store_n(&c->sleeping, SLEEP_FD, __ATOMIC_SEQ_CST);
+    dyn_set_sleeping(SLEEP_FD);
     weft_full_fence();
     rc = shm_has_arrival() ? 1 : poll(pfd, 2, (int)((timeout_us + 999) / 1000));
     __atomic_store_n(&c->sleeping, SLEEP_AWAKE, __ATOMIC_RELAXED);
+    dyn_set_sleeping(SLEEP_AWAKE);
     while (recv(shm.bell_in, drain, sizeof(drain), MSG_DONTWAIT) > 0) {
     }
     return rc;
@@ -680,7 +780,7 @@ int weft_shm_cma_read(int peer, const struct iovec *local, int nlocal, const str
     struct iovec l[64], r[64];
     int          li = 0, ri = 0;
     size_t       loff = 0, roff = 0;
-    pid_t        pid = shm.ctl[peer].pid;
+    pid_t        pid = peer_ctl(peer)->pid;
 
     while (li < nlocal && ri < nremote) {
         int    nl = 0, nr = 0;
@@ -751,7 +851,7 @@ void weft_shm_pipe_publish(int peer, size_t len)
     s->len = (uint32_t)len;
     __atomic_store_n(&s->full, 1, __ATOMIC_RELEASE);
     o->pipe_w++;
-    if (shm.wake_on_send) {
+    if (shm.wake_on_send || peer >= shm.n) {
         wake_peer(peer);
     }
 }
@@ -775,7 +875,7 @@ void weft_shm_pipe_release(int peer)
 
     __atomic_store_n(&s->full, 0, __ATOMIC_RELEASE);
     in->pipe_r++;
-    if (shm.wake_on_send) {
+    if (shm.wake_on_send || peer >= shm.n) {
         wake_peer(peer);
     }
 }
@@ -832,8 +932,8 @@ static int coop_copy(int peer, shm_coop_t *c, uint32_t k, int i_am_sender)
 
     while (len > 0) {
         ssize_t got = i_am_sender
-                          ? process_vm_writev(shm.ctl[peer].pid, &src, 1, &dst, 1, 0)
-                          : process_vm_readv(shm.ctl[peer].pid, &dst, 1, &src, 1, 0);
+                          ? process_vm_writev(peer_ctl(peer)->pid, &src, 1, &dst, 1, 0)
+                          : process_vm_readv(peer_ctl(peer)->pid, &dst, 1, &src, 1, 0);
         if (got < 0 && errno == EINTR) {
             continue;
         }
@@ -888,4 +988,152 @@ void weft_shm_coop_cancel(int peer, uint64_t handle)
     shm_coop_t *c = coop_slot(shm.out[peer].coop, handle, &gen);
 
     __atomic_store_n(&c->state, COOP_FREE, __ATOMIC_RELEASE);
+}
+
+/* ---- bridges to processes of other jobs --------------------------------- */
+
+uint64_t weft_shm_layout_key(void)
+{
+    return ((uint64_t)shm.ring_cells << 32) ^ ((uint64_t)shm.slot_bytes << 8) ^
+           (uint64_t)shm.slots ^ ((uint64_t)sizeof(shm_bridge_hdr_t) << 56);
+}
+
+int weft_shm_bridge_attach(const char *name, int side, int world, int cma)
+{
+    size_t ring_stride = sizeof(shm_ring_ctl_t) + shm.ring_cells * WEFT_SHM_CELL;
+    size_t pipe_stride = shm.slot_stride * (size_t)shm.slots;
+    size_t coop_stride = sizeof(shm_coop_t) * SHM_COOP_SLOTS;
+    size_t off_rings   = align_up(sizeof(shm_bridge_hdr_t), 4096);
+    size_t off_pipes   = off_rings + 2 * ring_stride;
+    size_t off_coop    = align_up(off_pipes + 2 * pipe_stride, 4096);
+    size_t bytes       = align_up(off_coop + 2 * coop_stride, 4096);
+    int    k = shm.n + shm.ndyn, other = 1 - side;
+
+    shm_out_t      *out   = realloc(shm.out, sizeof(*out) * (size_t)(k + 1));
+    shm_in_t       *in    = out ? realloc(shm.in, sizeof(*in) * (size_t)(k + 1)) : NULL;
+    int            *world_of = in ? realloc(shm.world, sizeof(int) * (size_t)(k + 1)) : NULL;
+    struct shm_dyn *dyn   = world_of ? realloc(shm.dyn, sizeof(*dyn) * (size_t)(shm.ndyn + 1)) : NULL;
+    if (out) {
+        shm.out = out;
+    }
+    if (in) {
+        shm.in = in;
+    }
+    if (world_of) {
+        shm.world = world_of;
+    }
+    if (dyn) {
+        shm.dyn = dyn;
+    }
+    if (dyn == NULL) {
+        weft_log_error("shm: no memory for a bridge to a process of another job");
+        return -1;
+    }
+    /* Either side may get here first: both create-or-open and size the
+     * segment alike (ftruncate to the same size keeps what the other wrote);
+     * zero-filled memory is an empty, ready bridge. */
+    int fd = shm_open(name, O_RDWR | O_CREAT, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0) {
+        weft_log_error("cannot create shared memory segment %s (%zu bytes): %s", name, bytes,
+                       strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+        }
+        return -1;
+    }
+    char *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) {
+        weft_log_error("cannot map shared memory segment %s (%zu bytes): %s", name, bytes,
+                       strerror(errno));
+        return -1;
+    }
+    shm_bridge_hdr_t *hdr = (shm_bridge_hdr_t *)base;
+    struct shm_dyn   *d   = &shm.dyn[shm.ndyn];
+
+    d->base  = base;
+    d->bytes = bytes;
+    d->hdr   = hdr;
+    d->side  = side;
+    d->cma   = cma;
+    d->pidfd = -1;
+    snprintf(hdr->bell[side], sizeof(hdr->bell[side]), "%s-%d", shm.bell_name, shm.me);
+    __atomic_store_n(&hdr->side[side].pid, (int32_t)getpid(), __ATOMIC_RELEASE);
+    if (__atomic_add_fetch(&hdr->mapped, 1, __ATOMIC_ACQ_REL) == 2) {
+        shm_unlink(name); /* both mapped: a crash now leaves nothing behind */
+    }
+    memset(&shm.out[k], 0, sizeof(shm.out[k]));
+    memset(&shm.in[k], 0, sizeof(shm.in[k]));
+    char *to   = base + off_rings + ring_stride * (size_t)side;
+    char *from = base + off_rings + ring_stride * (size_t)other;
+    shm.out[k].ctl   = (shm_ring_ctl_t *)to;
+    shm.out[k].cells = to + sizeof(shm_ring_ctl_t);
+    shm.in[k].ctl    = (shm_ring_ctl_t *)from;
+    shm.in[k].cells  = from + sizeof(shm_ring_ctl_t);
+    shm.out[k].pipe  = base + off_pipes + pipe_stride * (size_t)side;
+    shm.in[k].pipe   = base + off_pipes + pipe_stride * (size_t)other;
+    shm.out[k].coop  = (shm_coop_t *)(base + off_coop + coop_stride * (size_t)side);
+    shm.in[k].coop   = (shm_coop_t *)(base + off_coop + coop_stride * (size_t)other);
+    /* Both sides start the rings at position 0: whatever the other side
+     * queued before we attached is read at our next poll. */
+    shm.world[k] = world;
+    shm.ndyn++;
+    return k;
+}
+
+void weft_shm_wake_address(char *name, size_t len)
+{
+    snprintf(name, len, "%s-%d", shm.bell_name, shm.me);
+}
+
+void weft_shm_wake_named(const char *name)
+{
+    struct sockaddr_un a;
+    char               byte = 0;
+    size_t             n    = strnlen(name, sizeof(a.sun_path) - 2);
+
+    memset(&a, 0, sizeof(a));
+    a.sun_family = AF_UNIX;
+    memcpy(a.sun_path + 1, name, n);
+    if (shm.bell_out < 0) {
+        shm.bell_out = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    }
+    (void)sendto(shm.bell_out, &byte, 1, MSG_DONTWAIT, (struct sockaddr *)&a,
+                 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n));
+}
+
+int weft_shm_peer_cma(int peer)
+{
+    return peer < shm.n ? shm.cma : shm.dyn[peer - shm.n].cma;
+}
+
+int weft_shm_peer_exited(int peer)
+{
+    struct shm_dyn *d;
+    pid_t           pid;
+
+    if (peer < shm.n) {
+        return 0;
+    }
+    d   = &shm.dyn[peer - shm.n];
+    pid = __atomic_load_n(&d->hdr->side[1 - d->side].pid, __ATOMIC_ACQUIRE);
+    if (pid <= 0) {
+        return 0; /* it has not attached yet */
+    }
+#ifdef SYS_pidfd_open
+    if (d->pidfd == -1) {
+        d->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (d->pidfd < 0) {
+            d->pidfd = errno == ESRCH ? -3 : -2; /* -2: no pidfds here, use kill(0) */
+        }
+    }
+    if (d->pidfd == -3) {
+        return 1;
+    }
+    if (d->pidfd >= 0) {
+        struct pollfd p = {d->pidfd, POLLIN, 0};
+        return poll(&p, 1, 0) == 1;
+    }
+#endif
+    return kill(pid, 0) != 0 && errno == ESRCH;
 }

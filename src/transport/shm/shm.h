@@ -4,7 +4,9 @@
  * Intra-node shared-memory transport: the one public header of transport/shm.
  * Core calls these directly (shm is the hot path, never behind a table).
  *
- * Peers are local indices 0..local_size-1 (weft_pmi_info_t.local_ranks).
+ * Peers are local indices 0..local_size-1 (weft_pmi_info_t.local_ranks),
+ * then processes of other jobs on this host, each reached through a bridge
+ * (a segment of that pair alone) and given the next index at attach.
  * Messages are active messages (transport.h): a small header (type, tag,
  * context, source, length) plus payload, carried through a per-ordered-pair single-producer /
  * single-consumer ring of 64-byte cells. The header and the first
@@ -143,5 +145,34 @@ void weft_shm_sleep(long timeout_us);
  * sleep_fd returns poll()'s result (0: timeout). */
 int  weft_shm_sleep_fd_prepare(void);
 int  weft_shm_sleep_fd(int fd, long timeout_us);
+
+/* ---- processes of other jobs on this host ----
+ * A bridge is created by whichever side attaches first under a name both
+ * derive (the core picks it) and unlinked once both have mapped it; the
+ * rings work from the first attach, so messages wait there for the other
+ * side. Both sides must pass the same cma (agreed from what both can do)
+ * and run the same ring layout (weft_shm_layout_key equal). */
+uint64_t weft_shm_layout_key(void);
+/* Map the bridge name as side (0 or 1) for process id world: returns its
+ * peer index (>= local_size), or -1 (message printed). */
+int      weft_shm_bridge_attach(const char *name, int side, int world, int cma);
+/* Single copy usable with this peer. */
+int      weft_shm_peer_cma(int peer);
+/* The peer (a process of another job) has exited. */
+int      weft_shm_peer_exited(int peer);
+/* Our wake socket's name, and waking a process by such a name. */
+void     weft_shm_wake_address(char *name, size_t len);
+void     weft_shm_wake_named(const char *name);
+
+/* Doors (shm_door.c): the owner's inbox for knocks from processes of other
+ * jobs that do not know it yet. open: create ours (0, or -1 printed);
+ * knock: put one record (<= WEFT_SHM_DOOR_RECORD bytes) into the door name
+ * (0, or -1: no such door or it is full: retry); take: copy one waiting
+ * record out, returning its length (0: none). */
+#define WEFT_SHM_DOOR_RECORD 480
+int    weft_shm_door_open(const char *name);
+void   weft_shm_door_close(void);
+int    weft_shm_door_knock(const char *name, const void *rec, size_t len);
+size_t weft_shm_door_take(void *rec);
 
 #endif
