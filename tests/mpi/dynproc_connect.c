@@ -15,6 +15,8 @@
  */
 #include <unistd.h>
 
+#include <stdlib.h>
+
 #include "mpitest.h"
 
 #define BIG (1 << 20)
@@ -149,6 +151,19 @@ static int two_jobs(const char *mode, const char *file)
     exchange(inter, is_low);
     CHECK_OK(MPI_Comm_disconnect(&inter));
     CHECK(inter == MPI_COMM_NULL, "disconnect did not set MPI_COMM_NULL");
+    if (getenv("WEFT_TEST_NO_FABRIC") != NULL) { /* one host: shared memory, never libfabric */
+        FILE *f = fopen("/proc/self/maps", "r");
+        char  line[4096];
+        int   mapped = 0;
+        CHECK(f != NULL, "cannot read /proc/self/maps");
+        while (f != NULL && fgets(line, sizeof(line), f)) {
+            mapped |= strstr(line, "libfabric") != NULL;
+        }
+        if (f != NULL) {
+            fclose(f);
+        }
+        CHECK(!mapped, "%s job rank %d: libfabric is mapped", mode, rank);
+    }
     if (is_low && rank == 0) {
         CHECK_OK(MPI_Close_port(port));
     }

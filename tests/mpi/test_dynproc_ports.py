@@ -46,6 +46,22 @@ def test_connect_accept_two_jobs(tmp_path, na, nc):
     assert rc_c == 0 and "No Errors" in out_c, detail_c
 
 
+@pytest.mark.parametrize("na,nc", [(1, 2), (2, 2)], ids=["1+2", "2+2"])
+def test_connect_accept_one_host_without_libfabric(tmp_path, na, nc):
+    # Two mpiexecs on one host: a port opened with WEFT_PORT_NETMOD=0 carries
+    # no network address; both jobs talk through shared memory and neither
+    # maps libfabric (the programs read /proc/self/maps).
+    assert PROG.exists(), f"{PROG} not built"
+    port_file = tmp_path / "port"
+    env = dict(os.environ, WEFT_PORT_NETMOD="0", WEFT_TEST_NO_FABRIC="1")
+    acc = mpiexec(na, "accept", str(port_file), env=env)
+    con = mpiexec(nc, "connect", str(port_file), env=env)
+    rc_c, out_c, detail_c = finish(con, "connect job", 120)
+    rc_a, out_a, detail_a = finish(acc, "accept job", 60)
+    assert rc_a == 0 and "No Errors" in out_a, detail_a
+    assert rc_c == 0 and "No Errors" in out_c, detail_c
+
+
 def test_connect_to_closed_port_of_ended_job(tmp_path):
     assert PROG.exists(), f"{PROG} not built"
     port_file = tmp_path / "port"

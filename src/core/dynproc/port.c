@@ -796,16 +796,18 @@ int weft_dynproc_connect(const char *port_name, weft_info_t *info, int root, wef
                                     max_message());
         } else if ((c = malloc(len)) == NULL) {
             out.status = weft_error(MPI_ERR_NO_MEM, "no memory for a handshake message");
-        } else {
-            out.status = add_member(&pn.owner, &aroot);
-        }
-        if (out.status == MPI_SUCCESS && aroot == weft_runtime.pmi.rank &&
-            pn.owner.uid == weft_dev_uid()) {
+        } else if (pn.owner.uid == weft_dev_uid()) {
             out.status = weft_error(MPI_ERR_PORT, "argument port_name: the port is this "
                                     "process's own (connect and accept need two processes)");
-        }
-        if (out.status == MPI_SUCCESS && aroot >= weft_dev.size && weft_peer(aroot)->is_local) {
-            out.status = knock(&pn, &mine[root], deadline);
+        } else {
+            /* Another job's process on this host: knock first, so a port
+             * whose process is gone fails before any bridge is made. */
+            if (pn.owner.jobkey != weft_dev_jobkey() && !pair_needs_net(&mine[root], &pn.owner)) {
+                out.status = knock(&pn, &mine[root], deadline);
+            }
+            if (out.status == MPI_SUCCESS) {
+                out.status = add_member(&pn.owner, &aroot);
+            }
         }
         if (out.status == MPI_SUCCESS) {
             weft_wait_t w        = {0};
