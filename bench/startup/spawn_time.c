@@ -6,6 +6,10 @@
  * the call until a barrier over the intercommunicator returns (every child
  * is in MPI and connected), then both sides disconnect. Prints
  * "spawn N children: min X s, median Y s". Runs on any MPI-5 ABI library.
+ *
+ * "spawn_time pingpong" instead spawns one child and measures the parent <->
+ * child ping-pong (half the round trip, median of 5 runs of 1000) at 8 B,
+ * 4 KiB, 64 KiB and 1 MiB.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -13,6 +17,42 @@
 #include <string.h>
 
 #define REPS 3
+
+static const int pp_sizes[] = {8, 4096, 65536, 1 << 20};
+#define PP_ITERS 1000
+#define PP_RUNS  5
+
+static int cmp_double(const void *a, const void *b);
+
+/* Ping-pong over inter with remote rank 0; the parent prints. */
+static void pingpong(MPI_Comm inter, int is_parent)
+{
+    char *buf = calloc(1, 1 << 20);
+
+    for (size_t k = 0; k < sizeof(pp_sizes) / sizeof(pp_sizes[0]); k++) {
+        double t[PP_RUNS];
+        for (int r = 0; r < PP_RUNS; r++) {
+            MPI_Barrier(inter);
+            double t0 = MPI_Wtime();
+            for (int i = 0; i < PP_ITERS; i++) {
+                if (is_parent) {
+                    MPI_Send(buf, pp_sizes[k], MPI_BYTE, 0, 1, inter);
+                    MPI_Recv(buf, pp_sizes[k], MPI_BYTE, 0, 1, inter, MPI_STATUS_IGNORE);
+                } else {
+                    MPI_Recv(buf, pp_sizes[k], MPI_BYTE, 0, 1, inter, MPI_STATUS_IGNORE);
+                    MPI_Send(buf, pp_sizes[k], MPI_BYTE, 0, 1, inter);
+                }
+            }
+            t[r] = (MPI_Wtime() - t0) / PP_ITERS / 2;
+        }
+        qsort(t, PP_RUNS, sizeof(double), cmp_double);
+        if (is_parent) {
+            printf("parent<->child %d B: %.2f us\n", pp_sizes[k], t[PP_RUNS / 2] * 1e6);
+            fflush(stdout);
+        }
+    }
+    free(buf);
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -27,6 +67,21 @@ int main(int argc, char **argv)
 
     MPI_Init(&argc, &argv);
     MPI_Comm_get_parent(&parent);
+    if (parent != MPI_COMM_NULL && argc > 1 && strcmp(argv[1], "pingpong") == 0) {
+        pingpong(parent, 0);
+        MPI_Comm_disconnect(&parent);
+        MPI_Finalize();
+        return 0;
+    }
+    if (parent == MPI_COMM_NULL && argc > 1 && strcmp(argv[1], "pingpong") == 0) {
+        char *args[] = {"pingpong", NULL};
+        MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter,
+                       MPI_ERRCODES_IGNORE);
+        pingpong(inter, 1);
+        MPI_Comm_disconnect(&inter);
+        MPI_Finalize();
+        return 0;
+    }
     if (parent != MPI_COMM_NULL) {
         MPI_Barrier(parent);
         MPI_Comm_disconnect(&parent);

@@ -530,7 +530,7 @@ void weft_shm_commit(int peer, uint8_t type, int32_t tag, uint32_t context, int3
      * poison store) would cost a cross-core round trip on the critical
      * path; take it now while nobody waits. */
     weft_prefetch_for_write(cell_at(o->cells, o->wpos + 1), WEFT_SHM_CELL);
-    if (shm.use_bells) {
+    if (shm.use_bells && peer < shm.n) { /* bridges have no doorbell: always polled */
         uint64_t *w   = &shm.bells[peer].word[shm.me / 64];
         uint64_t  bit = 1ull << (shm.me % 64);
         /* Read first: when the bit is still set no write is needed. The
@@ -698,7 +698,7 @@ void weft_shm_sleep(long timeout_us)
 
     /* Processes of other jobs cannot reach our futex (it is in our node
      * segment): with bridges, sleep on the wake socket they can reach. */
-    if (shm.ndyn > 0 && weft_shm_sleep_fd_prepare() == 0) {
+    if (shm.ndyn > 0 && shm.bell_in >= 0) { /* made at the first attach */
         weft_shm_sleep_fd(-1, timeout_us);
         return;
     }
@@ -1058,6 +1058,7 @@ int weft_shm_bridge_attach(const char *name, int side, int world, int cma)
     d->cma   = cma;
     d->pidfd = -1;
     snprintf(hdr->bell[side], sizeof(hdr->bell[side]), "%s-%d", shm.bell_name, shm.me);
+    (void)weft_shm_sleep_fd_prepare(); /* here, under the caller's lock; failure printed */
     __atomic_store_n(&hdr->side[side].pid, (int32_t)getpid(), __ATOMIC_RELEASE);
     if (__atomic_add_fetch(&hdr->mapped, 1, __ATOMIC_ACQ_REL) == 2) {
         shm_unlink(name); /* both mapped: a crash now leaves nothing behind */
