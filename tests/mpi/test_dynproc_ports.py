@@ -54,12 +54,24 @@ def test_connect_accept_one_host_without_libfabric(tmp_path, na, nc):
     assert PROG.exists(), f"{PROG} not built"
     port_file = tmp_path / "port"
     env = dict(os.environ, WEFT_PORT_NETMOD="0", WEFT_TEST_NO_FABRIC="1")
+    before = _bridges_and_doors()
     acc = mpiexec(na, "accept", str(port_file), env=env)
     con = mpiexec(nc, "connect", str(port_file), env=env)
     rc_c, out_c, detail_c = finish(con, "connect job", 120)
     rc_a, out_a, detail_a = finish(acc, "accept job", 60)
     assert rc_a == 0 and "No Errors" in out_a, detail_a
     assert rc_c == 0 and "No Errors" in out_c, detail_c
+    # Bridges are unlinked once both sides mapped them, doors at finalize.
+    left = _bridges_and_doors() - before
+    assert not left, f"/dev/shm entries left: {left}"
+
+
+def _bridges_and_doors():
+    try:
+        names = os.listdir("/dev/shm")
+    except OSError:
+        return set()
+    return {n for n in names if n.startswith("weft-") and ("-br-" in n or "-door-" in n)}
 
 
 def test_connect_to_closed_port_of_ended_job(tmp_path):
