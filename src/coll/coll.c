@@ -50,9 +50,13 @@ const weft_coll_alg_t weft_coll_algs[WEFT_ALG_COUNT] = {
 
 /* ---- per-communicator state ---------------------------------------------- */
 
+static void coll_comm_destroy(weft_comm_t *comm);
+
 struct weft_coll_comm *weft_coll_comm_get(weft_comm_t *comm)
 {
     if (comm->coll == NULL) {
+        /* idempotent; here so it is in place whenever some state exists */
+        weft_comm_destroy_register(coll_comm_destroy);
         comm->coll = calloc(1, sizeof(*comm->coll));
         if (comm->coll == NULL) {
             weft_runtime_abort(1, "out of memory (collective state)");
@@ -69,7 +73,7 @@ int weft_coll_next_tag(weft_comm_t *comm)
     return t;
 }
 
-void weft_comm_destroy_hook(weft_comm_t *comm)
+static void coll_comm_destroy(weft_comm_t *comm)
 {
     struct weft_coll_comm *cc = comm->coll;
     if (cc == NULL) {
