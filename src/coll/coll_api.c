@@ -130,87 +130,6 @@ static void pers_outer_free(weft_request_t *req)
 
 /* ---- running a call ------------------------------------------------------- */
 
-/* ---- direct blocking paths ------------------------------------------------- */
-
-/* Small blocking calls whose algorithm is a plain exchange skip the schedule
- * and use point-to-point's request-free eager send and stack-request
- * receive: the same algorithm and the same per-communicator tag sequence as
- * the schedule would use, without building one (measured: a 2-rank 8-byte
- * bcast paid ~40 ns for the schedule over a 190 ns message). */
-#define DIRECT_MAX_BYTES 8192
-
-static int direct_send(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
-                       weft_comm_t *comm)
-{
-    if (weft_send_eager_now(buf, count, dt, dest, tag, comm, WEFT_CTX_COLL)) {
-        return MPI_SUCCESS;
-    }
-    return weft_send(buf, count, dt, dest, tag, comm, WEFT_CTX_COLL);
-}
-
-static int bcast_binomial_direct(const weft_coll_args_t *a)
-{
-    weft_comm_t *comm = a->comm;
-    int          size = comm->size, root = a->root;
-    int          rel  = (comm->rank - root + size) % size;
-    int          tag  = weft_coll_next_tag(comm);
-    int          mask = 1, rc = MPI_SUCCESS;
-
-    for (; mask < size; mask <<= 1) { /* receive from the parent */
-        if (rel & mask) {
-            rc = weft_recv_now(a->rbuf, a->count, a->dt, (rel - mask + root) % size, tag, comm,
-                               WEFT_CTX_COLL, MPI_STATUS_IGNORE);
-            break;
-        }
-    }
-    /* then the children, also after a truncated receive (ranks passed
-     * different counts): they are waiting for us */
-    for (mask >>= 1; mask > 0; mask >>= 1) {
-        if (rel + mask < size) {
-            int src = direct_send(a->rbuf, a->count, a->dt, (rel + mask + root) % size, tag, comm);
-            rc      = rc == MPI_SUCCESS ? src : rc;
-        }
-    }
-    return rc;
-}
-
-static int barrier_dissemination_direct(weft_comm_t *comm)
-{
-    int              size = comm->size, rank = comm->rank, tag = weft_coll_next_tag(comm);
-    int              rc   = MPI_SUCCESS;
-    char             token;
-    weft_datatype_t *byte = weft_datatype_from_handle(MPI_BYTE);
-
-    for (int dist = 1; dist < size && rc == MPI_SUCCESS; dist <<= 1) {
-        rc = direct_send(&token, 0, byte, (rank + dist) % size, tag, comm);
-        if (rc == MPI_SUCCESS) {
-            rc = weft_recv_now(&token, 0, byte, (rank - dist + size) % size, tag, comm,
-                               WEFT_CTX_COLL, MPI_STATUS_IGNORE);
-        }
-    }
-    return rc;
-}
-
-static int run_direct(int alg, const weft_coll_args_t *a)
-{
-    if (alg == WEFT_ALG_BARRIER_INTRA_dissemination) {
-        return barrier_dissemination_direct(a->comm);
-    }
-    return bcast_binomial_direct(a);
-}
-
-static int direct_ok(int alg, const weft_coll_args_t *a, int mode)
-{
-    if (mode != MODE_BLOCKING || a->comm->is_inter) {
-        return 0;
-    }
-    if (alg == WEFT_ALG_BARRIER_INTRA_dissemination) {
-        return 1;
-    }
-    return alg == WEFT_ALG_BCAST_INTRA_binomial && a->dt->is_contig &&
-           a->count * a->dt->size <= DIRECT_MAX_BYTES;
-}
-
 static int run(weft_coll_args_t *a, int mode, MPI_Request *request)
 {
     int           alg, rc;
@@ -222,18 +141,12 @@ static int run(weft_coll_args_t *a, int mode, MPI_Request *request)
     if (alg < 0) {
         return weft_error(MPI_ERR_INTERN, "no %s algorithm applies", weft_coll_names[a->coll]);
     }
-    if ((weft_coll_algs[alg].flags & WEFT_R_SHM) && mode == MODE_BLOCKING) {
-        return weft_coll_shm_run(alg, a);
-    }
-    if (direct_ok(alg, a, mode)) {
-        return run_direct(alg, a);
+    if (mode == MODE_BLOCKING) {
+        return weft_coll_run_blocking(alg, a);
     }
     s = weft_coll_schedule(alg, a, &rc);
     if (s == NULL) {
         return rc;
-    }
-    if (mode == MODE_BLOCKING) {
-        return weft_sched_run(s);
     }
     /* keep user objects alive while the schedule may still run */
     weft_sched_hold(s, a->dt, a->op);
