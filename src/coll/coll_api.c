@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * Impls of every collective entry point: blocking, non-blocking (MPI_I*),
- * persistent (*_init), neighborhood and large-count forms.
+ * What is per-collective in a collective call: blocking, non-blocking
+ * (MPI_I*), persistent (*_init), neighborhood and large-count forms all
+ * come here through weft_coll_call_<coll>(), which takes the large-count
+ * argument shapes and a mode. The impls of the entry points, which widen
+ * int count/displacement arrays and pick the mode, are generated from
+ * src/api/kinds/coll.txt (directive coll, see src/api/gen_api.py) into
+ * coll_gen.c, with the prototypes of these functions in coll_gen.h.
  *
- * Each collective has one do_<coll>() taking the large-count argument
- * shapes: it checks the arguments (roots, MPI_IN_PLACE rules, datatypes
- * significant at this rank, op/type compatibility), fills a
- * weft_coll_args_t and hands it to run(), which selects the algorithm,
- * builds the schedule and runs it (blocking), starts it (non-blocking) or
- * keeps it (persistent). The int-array forms widen their arrays first.
+ * Each weft_coll_call_<coll>() checks the arguments (roots, MPI_IN_PLACE
+ * rules, datatypes significant at this rank, op/type compatibility), fills
+ * a weft_coll_args_t and hands it to run(), which selects the algorithm and
+ * runs it (blocking: the row's direct run or its schedule), starts its
+ * schedule (non-blocking) or keeps it (persistent).
  *
  * What is detected of mismatched arguments across ranks: nothing is
  * exchanged to compare them, but no transfer can overrun a buffer: every
@@ -30,12 +34,11 @@
 #include <string.h>
 
 #include "api_impl.h"
+#include "coll_gen.h"
 #include "coll/coll_internal.h"
 #include "core/errors.h"
 #include "core/pt2pt.h"
 #include "core/topo.h"
-
-enum { MODE_BLOCKING, MODE_NONBLOCKING, MODE_PERSISTENT };
 
 /* ---- requests -------------------------------------------------------------- */
 
@@ -135,13 +138,13 @@ static int run(weft_coll_args_t *a, int mode, MPI_Request *request)
     int           alg, rc;
     weft_sched_t *s;
 
-    a->blocking = mode == MODE_BLOCKING;
+    a->blocking = mode == WEFT_COLL_MODE_BLOCKING;
     alg         = weft_coll_select(a);
 
     if (alg < 0) {
         return weft_error(MPI_ERR_INTERN, "no %s algorithm applies", weft_coll_names[a->coll]);
     }
-    if (mode == MODE_BLOCKING) {
+    if (mode == WEFT_COLL_MODE_BLOCKING) {
         return weft_coll_run_blocking(alg, a);
     }
     s = weft_coll_schedule(alg, a, &rc);
@@ -163,7 +166,7 @@ static int run(weft_coll_args_t *a, int mode, MPI_Request *request)
     }
     r->comm = a->comm;
     weft_comm_retain(a->comm);
-    if (mode == MODE_NONBLOCKING) {
+    if (mode == WEFT_COLL_MODE_NONBLOCKING) {
         r->state    = s;
         r->progress = nb_progress;
         r->on_free  = nb_free;
@@ -189,19 +192,19 @@ static int run(weft_coll_args_t *a, int mode, MPI_Request *request)
     return MPI_SUCCESS;
 }
 
-/* ---- argument checks ------------------------------------------------------ */
+/* ---- for the generated impls (coll_gen.c) ------------------------------------ */
 
 static int is_root(int root, const weft_comm_t *comm)
 {
     return comm->is_inter ? root == MPI_ROOT : root == comm->rank;
 }
 
-static int sig_root(int root, const weft_comm_t *comm)
+int weft_coll_root_peers(int root, const weft_comm_t *comm)
 {
     return is_root(root, comm) ? comm->peer_size : 0;
 }
 
-static int degree(weft_comm_t *comm, int out)
+int weft_coll_topo_degree(weft_comm_t *comm, int out)
 {
     int        in, o;
     const int *s, *d;
@@ -211,7 +214,7 @@ static int degree(weft_comm_t *comm, int out)
     return out ? o : in;
 }
 
-static int widen_counts(const int *in, int n, MPI_Count **out)
+int weft_coll_widen_counts(const int *in, int n, MPI_Count **out)
 {
     *out = NULL;
     if (in == NULL || n <= 0) {
@@ -227,7 +230,7 @@ static int widen_counts(const int *in, int n, MPI_Count **out)
     return MPI_SUCCESS;
 }
 
-static int widen_displs(const int *in, int n, MPI_Aint **out)
+int weft_coll_widen_displs(const int *in, int n, MPI_Aint **out)
 {
     *out = NULL;
     if (in == NULL || n <= 0) {
@@ -242,6 +245,8 @@ static int widen_displs(const int *in, int n, MPI_Aint **out)
     }
     return MPI_SUCCESS;
 }
+
+/* ---- argument checks ------------------------------------------------------ */
 
 static int check_root(int root, const weft_comm_t *comm)
 {
@@ -362,14 +367,14 @@ static void args_init(weft_coll_args_t *a, int coll, weft_comm_t *comm)
 
 /* ---- the collectives ------------------------------------------------------ */
 
-static int do_barrier(weft_comm_t *comm, int mode, MPI_Request *request)
+int weft_coll_call_barrier(weft_comm_t *comm, int mode, MPI_Request *request)
 {
     weft_coll_args_t a;
     args_init(&a, WEFT_COLL_BARRIER, comm);
     return run(&a, mode, request);
 }
 
-static int do_bcast(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root,
+int weft_coll_call_bcast(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root,
                     weft_comm_t *comm, int mode, MPI_Request *request)
 {
     weft_coll_args_t a;
@@ -470,7 +475,7 @@ static int rooted_take_part(int coll, int root, weft_comm_t *comm, MPI_Count blo
     MPI_Aint        *displs  = NULL;
     char            *scratch = NULL, reason[512];
 
-    if (mode == MODE_PERSISTENT || (comm->is_inter && root == MPI_PROC_NULL) ||
+    if (mode == WEFT_COLL_MODE_PERSISTENT || (comm->is_inter && root == MPI_PROC_NULL) ||
         (comm->is_inter ? root != MPI_ROOT && (root < 0 || root >= comm->peer_size)
                         : root < 0 || root >= comm->size) ||
         (!v && block < 0 && !me_root)) {
@@ -507,7 +512,7 @@ static int rooted_take_part(int coll, int root, weft_comm_t *comm, MPI_Count blo
         a.rbuf = me_root && !comm->is_inter ? MPI_IN_PLACE : scratch;
         a.sbuf = scratch, a.scounts = counts, a.sdispls = displs;
     }
-    (void)run(&a, MODE_BLOCKING, NULL);
+    (void)run(&a, WEFT_COLL_MODE_BLOCKING, NULL);
 out:
     free(scratch);
     free(counts);
@@ -531,7 +536,7 @@ static MPI_Count *root_v_bytes(const weft_comm_t *comm, const MPI_Count *counts,
     return b;
 }
 
-static int do_gather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+int weft_coll_call_gather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
                      void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root,
                      weft_comm_t *comm, int mode, MPI_Request *request)
 {
@@ -561,7 +566,7 @@ static int do_gather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *
     return run(&a, mode, request);
 }
 
-static int do_gatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+int weft_coll_call_gatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                       weft_datatype_t *recvtype, int root, weft_comm_t *comm, int mode,
                       MPI_Request *request)
@@ -587,7 +592,7 @@ static int do_gatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t 
     return run(&a, mode, request);
 }
 
-static int do_scatter(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+int weft_coll_call_scatter(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
                       void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root,
                       weft_comm_t *comm, int mode, MPI_Request *request)
 {
@@ -610,7 +615,7 @@ static int do_scatter(const void *sendbuf, MPI_Count sendcount, weft_datatype_t 
     return run(&a, mode, request);
 }
 
-static int do_scatterv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+int weft_coll_call_scatterv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
                        weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount,
                        weft_datatype_t *recvtype, int root, weft_comm_t *comm, int mode,
                        MPI_Request *request)
@@ -636,7 +641,7 @@ static int do_scatterv(const void *sendbuf, const MPI_Count sendcounts[], const 
     return run(&a, mode, request);
 }
 
-static int do_allgather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+int weft_coll_call_allgather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
                         void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype,
                         weft_comm_t *comm, int mode, MPI_Request *request)
 {
@@ -660,7 +665,7 @@ static int do_allgather(const void *sendbuf, MPI_Count sendcount, weft_datatype_
     return run(&a, mode, request);
 }
 
-static int do_allgatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+int weft_coll_call_allgatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
                          void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                          weft_datatype_t *recvtype, weft_comm_t *comm, int mode,
                          MPI_Request *request)
@@ -685,7 +690,7 @@ static int do_allgatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype
     return run(&a, mode, request);
 }
 
-static int do_alltoall(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+int weft_coll_call_alltoall(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
                        void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype,
                        weft_comm_t *comm, int mode, MPI_Request *request)
 {
@@ -709,7 +714,7 @@ static int do_alltoall(const void *sendbuf, MPI_Count sendcount, weft_datatype_t
     return run(&a, mode, request);
 }
 
-static int do_alltoallv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+int weft_coll_call_alltoallv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                         weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[],
                         const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm,
                         int mode, MPI_Request *request)
@@ -770,7 +775,7 @@ static int alltoallw_common(int coll, const void *sendbuf, const MPI_Count sendc
         if (sendbuf == MPI_IN_PLACE) {
             a.scounts = recvcounts, a.sdispls = rdispls, a.sdts = rt;
         }
-        if (mode != MODE_BLOCKING) {
+        if (mode != WEFT_COLL_MODE_BLOCKING) {
             /* user datatypes of w-forms are used as given; the schedule is
              * built now, so the arrays need not outlive this call */
         }
@@ -781,7 +786,7 @@ static int alltoallw_common(int coll, const void *sendbuf, const MPI_Count sendc
     return rc;
 }
 
-static int do_alltoallw(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+int weft_coll_call_alltoallw(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                         const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm,
                         int mode, MPI_Request *request)
@@ -803,7 +808,7 @@ static int reduce_take_part(const void *sendbuf, MPI_Count count, weft_datatype_
     char             reason[512], *scratch;
     MPI_Aint         span;
 
-    if (mode == MODE_PERSISTENT || comm->is_inter || root < 0 || root >= comm->size ||
+    if (mode == WEFT_COLL_MODE_PERSISTENT || comm->is_inter || root < 0 || root >= comm->size ||
         count < 0 || dt == NULL || !weft_datatype_is_committed(dt) || op == NULL ||
         weft_op_check(op, dt) != MPI_SUCCESS) {
         return rc;
@@ -817,13 +822,13 @@ static int reduce_take_part(const void *sendbuf, MPI_Count count, weft_datatype_
         a.sbuf  = sendbuf == MPI_IN_PLACE ? (is_root(root, comm) ? MPI_IN_PLACE : a.rbuf) : sendbuf;
         a.count = count, a.dt = dt, a.op = op;
         a.sdt = a.rdt = dt, a.root = root;
-        (void)run(&a, MODE_BLOCKING, NULL);
+        (void)run(&a, WEFT_COLL_MODE_BLOCKING, NULL);
         free(scratch);
     }
     return weft_error(rc, "%s", reason);
 }
 
-static int do_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
+int weft_coll_call_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
                      weft_datatype_t *datatype, weft_op_t *op, int root, weft_comm_t *comm,
                      int mode, MPI_Request *request)
 {
@@ -846,7 +851,7 @@ static int do_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
     return run(&a, mode, request);
 }
 
-static int do_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
+int weft_coll_call_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
                         weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, int mode,
                         MPI_Request *request)
 {
@@ -861,7 +866,7 @@ static int do_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
     return run(&a, mode, request);
 }
 
-static int do_reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+int weft_coll_call_reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                              weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, int mode,
                              MPI_Request *request)
 {
@@ -879,7 +884,7 @@ static int do_reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count
     return run(&a, mode, request);
 }
 
-static int do_reduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+int weft_coll_call_reduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                    weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm,
                                    int mode, MPI_Request *request)
 {
@@ -915,13 +920,13 @@ static int scan_common(int coll, const void *sendbuf, void *recvbuf, MPI_Count c
     return run(&a, mode, request);
 }
 
-static int do_scan(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype,
+int weft_coll_call_scan(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype,
                    weft_op_t *op, weft_comm_t *comm, int mode, MPI_Request *request)
 {
     return scan_common(WEFT_COLL_SCAN, sendbuf, recvbuf, count, datatype, op, comm, mode, request);
 }
 
-static int do_exscan(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype,
+int weft_coll_call_exscan(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype,
                      weft_op_t *op, weft_comm_t *comm, int mode, MPI_Request *request)
 {
     return scan_common(WEFT_COLL_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm, mode,
@@ -940,7 +945,7 @@ static int topo_check(weft_comm_t *comm, int *indeg, int *outdeg)
     return weft_topo_neighbors(comm, indeg, &s, outdeg, &d);
 }
 
-static int do_neighbor_allgather(const void *sendbuf, MPI_Count sendcount,
+int weft_coll_call_neighbor_allgather(const void *sendbuf, MPI_Count sendcount,
                                  weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount,
                                  weft_datatype_t *recvtype, weft_comm_t *comm, int mode,
                                  MPI_Request *request)
@@ -960,7 +965,7 @@ static int do_neighbor_allgather(const void *sendbuf, MPI_Count sendcount,
     return run(&a, mode, request);
 }
 
-static int do_neighbor_allgatherv(const void *sendbuf, MPI_Count sendcount,
+int weft_coll_call_neighbor_allgatherv(const void *sendbuf, MPI_Count sendcount,
                                   weft_datatype_t *sendtype, void *recvbuf,
                                   const MPI_Count recvcounts[], const MPI_Aint displs[],
                                   weft_datatype_t *recvtype, weft_comm_t *comm, int mode,
@@ -981,7 +986,7 @@ static int do_neighbor_allgatherv(const void *sendbuf, MPI_Count sendcount,
     return run(&a, mode, request);
 }
 
-static int do_neighbor_alltoall(const void *sendbuf, MPI_Count sendcount,
+int weft_coll_call_neighbor_alltoall(const void *sendbuf, MPI_Count sendcount,
                                 weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount,
                                 weft_datatype_t *recvtype, weft_comm_t *comm, int mode,
                                 MPI_Request *request)
@@ -1001,7 +1006,7 @@ static int do_neighbor_alltoall(const void *sendbuf, MPI_Count sendcount,
     return run(&a, mode, request);
 }
 
-static int do_neighbor_alltoallv(const void *sendbuf, const MPI_Count sendcounts[],
+int weft_coll_call_neighbor_alltoallv(const void *sendbuf, const MPI_Count sendcounts[],
                                  const MPI_Aint sdispls[], weft_datatype_t *sendtype,
                                  void *recvbuf, const MPI_Count recvcounts[],
                                  const MPI_Aint rdispls[], weft_datatype_t *recvtype,
@@ -1022,7 +1027,7 @@ static int do_neighbor_alltoallv(const void *sendbuf, const MPI_Count sendcounts
     return run(&a, mode, request);
 }
 
-static int do_neighbor_alltoallw(const void *sendbuf, const MPI_Count sendcounts[],
+int weft_coll_call_neighbor_alltoallw(const void *sendbuf, const MPI_Count sendcounts[],
                                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
                                  void *recvbuf, const MPI_Count recvcounts[],
                                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
@@ -1035,883 +1040,3 @@ static int do_neighbor_alltoallw(const void *sendbuf, const MPI_Count sendcounts
     return alltoallw_common(WEFT_COLL_NEIGHBOR_ALLTOALLW, sendbuf, sendcounts, sdispls, sendtypes,
                             recvbuf, recvcounts, rdispls, recvtypes, comm, out, in, mode, request);
 }
-
-/* ---- entry points ------------------------------------------------------------ */
-
-int weft_allgather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_allgather_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_allgatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_allgatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_allgatherv_init_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_allgatherv_init_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_allreduce_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
-{
-    return do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_allreduce_init_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, MODE_PERSISTENT, request);
-}
-
-int weft_alltoall_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_alltoall_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_alltoallv_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_alltoallv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_alltoallv_init_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_alltoallv_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_alltoallw_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_alltoallw(sendbuf, c_[0], d_[0], sendtypes, recvbuf, c_[1], d_[1], recvtypes, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_alltoallw_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm)
-{
-    return do_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_alltoallw_init_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_alltoallw(sendbuf, c_[0], d_[0], sendtypes, recvbuf, c_[1], d_[1], recvtypes, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_alltoallw_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_PERSISTENT, request);
-}
-
-int weft_barrier_impl(weft_comm_t *comm)
-{
-    return do_barrier(comm, MODE_BLOCKING, NULL);
-}
-
-int weft_barrier_init_impl(weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_barrier(comm, MODE_PERSISTENT, request);
-}
-
-int weft_bcast_impl(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root, weft_comm_t *comm)
-{
-    return do_bcast(buffer, count, datatype, root, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_bcast_init_impl(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_bcast(buffer, count, datatype, root, comm, MODE_PERSISTENT, request);
-}
-
-int weft_exscan_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
-{
-    return do_exscan(sendbuf, recvbuf, count, datatype, op, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_exscan_init_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_exscan(sendbuf, recvbuf, count, datatype, op, comm, MODE_PERSISTENT, request);
-}
-
-int weft_gather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm)
-{
-    return do_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_gather_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_PERSISTENT, request);
-}
-
-int weft_gatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = sig_root(root, comm);
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = sig_root(root, comm);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_gatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, root, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_gatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm)
-{
-    return do_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_gatherv_init_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = sig_root(root, comm);
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = sig_root(root, comm);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_gatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, root, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_gatherv_init_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, MODE_PERSISTENT, request);
-}
-
-int weft_iallgather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_iallgatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_iallgatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_iallreduce_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ialltoall_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ialltoallv_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_ialltoallv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ialltoallw_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_alltoallw(sendbuf, c_[0], d_[0], sendtypes, recvbuf, c_[1], d_[1], recvtypes, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_ialltoallw_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, MPI_Request *request)
-{
-    return do_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ibarrier_impl(weft_comm_t *comm, MPI_Request *request)
-{
-    return do_barrier(comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ibcast_impl(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_bcast(buffer, count, datatype, root, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_iexscan_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_exscan(sendbuf, recvbuf, count, datatype, op, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_igather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_igatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = sig_root(root, comm);
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = sig_root(root, comm);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_gatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, root, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_igatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ineighbor_allgather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ineighbor_allgatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_ineighbor_allgatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ineighbor_alltoall_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ineighbor_alltoallv_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 1);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 1);
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_ineighbor_alltoallv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ineighbor_alltoallw_impl(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 1);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_alltoallw(sendbuf, c_[0], sdispls, sendtypes, recvbuf, c_[1], rdispls, recvtypes, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_ineighbor_alltoallw_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, MPI_Request *request)
-{
-    return do_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ireduce_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ireduce_scatter_impl(const void *sendbuf, void *recvbuf, const int recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    rc = do_reduce_scatter(sendbuf, recvbuf, c_[0], datatype, op, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_ireduce_scatter_block_impl(const void *sendbuf, void *recvbuf, MPI_Count recvcount, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ireduce_scatter_c_impl(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_iscan_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_scan(sendbuf, recvbuf, count, datatype, op, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_iscatter_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_iscatterv_impl(const void *sendbuf, const int sendcounts[], const int displs[], weft_datatype_t *sendtype, void *recvbuf, int recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = sig_root(root, comm);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = sig_root(root, comm);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_scatterv(sendbuf, c_[0], d_[0], sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_iscatterv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_neighbor_allgather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_neighbor_allgather_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_neighbor_allgatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_neighbor_allgatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_neighbor_allgatherv_init_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_neighbor_allgatherv_init_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_neighbor_alltoall_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_neighbor_alltoall_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_neighbor_alltoallv_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 1);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 1);
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_neighbor_alltoallv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_neighbor_alltoallv_init_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 1);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 1);
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_neighbor_alltoallv_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_neighbor_alltoallw_impl(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 1);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_alltoallw(sendbuf, c_[0], sdispls, sendtypes, recvbuf, c_[1], rdispls, recvtypes, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_neighbor_alltoallw_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm)
-{
-    return do_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_neighbor_alltoallw_init_impl(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 1);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_alltoallw(sendbuf, c_[0], sdispls, sendtypes, recvbuf, c_[1], rdispls, recvtypes, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_neighbor_alltoallw_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_PERSISTENT, request);
-}
-
-int weft_reduce_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, int root, weft_comm_t *comm)
-{
-    return do_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_reduce_init_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, MODE_PERSISTENT, request);
-}
-
-int weft_reduce_scatter_impl(const void *sendbuf, void *recvbuf, const int recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    rc = do_reduce_scatter(sendbuf, recvbuf, c_[0], datatype, op, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_reduce_scatter_block_impl(const void *sendbuf, void *recvbuf, MPI_Count recvcount, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
-{
-    return do_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_reduce_scatter_block_init_impl(const void *sendbuf, void *recvbuf, MPI_Count recvcount, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, MODE_PERSISTENT, request);
-}
-
-int weft_reduce_scatter_c_impl(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
-{
-    return do_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_reduce_scatter_init_impl(const void *sendbuf, void *recvbuf, const int recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    rc = do_reduce_scatter(sendbuf, recvbuf, c_[0], datatype, op, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_reduce_scatter_init_c_impl(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, MODE_PERSISTENT, request);
-}
-
-int weft_scan_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
-{
-    return do_scan(sendbuf, recvbuf, count, datatype, op, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_scan_init_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_scan(sendbuf, recvbuf, count, datatype, op, comm, MODE_PERSISTENT, request);
-}
-
-int weft_scatter_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm)
-{
-    return do_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_scatter_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_PERSISTENT, request);
-}
-
-int weft_scatterv_impl(const void *sendbuf, const int sendcounts[], const int displs[], weft_datatype_t *sendtype, void *recvbuf, int recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = sig_root(root, comm);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = sig_root(root, comm);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_scatterv(sendbuf, c_[0], d_[0], sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_scatterv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm)
-{
-    return do_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_scatterv_init_impl(const void *sendbuf, const int sendcounts[], const int displs[], weft_datatype_t *sendtype, void *recvbuf, int recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = sig_root(root, comm);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = sig_root(root, comm);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_scatterv(sendbuf, c_[0], d_[0], sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_scatterv_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_PERSISTENT, request);
-}
-

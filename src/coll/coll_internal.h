@@ -239,6 +239,18 @@ int weft_coll_next_tag(weft_comm_t *comm);
 int weft_coll_send_now(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
                        weft_comm_t *comm);
 
+/* ---- for the generated entry impls (coll_api.c; see coll_gen.c) ------------ */
+
+/* Peer group size at the root, 0 elsewhere (how many elements of a v-form's
+ * root-side arrays are significant). */
+int weft_coll_root_peers(int root, const weft_comm_t *comm);
+/* Topology in-degree (out = 0) or out-degree (out = 1); 0 without one. */
+int weft_coll_topo_degree(weft_comm_t *comm, int out);
+/* The n first elements of an int array as MPI_Count / MPI_Aint in a new
+ * array (*out NULL when in is NULL or n <= 0; the caller frees it). */
+int weft_coll_widen_counts(const int *in, int n, MPI_Count **out);
+int weft_coll_widen_displs(const int *in, int n, MPI_Aint **out);
+
 /* ---- helpers -------------------------------------------------------------- */
 
 extern weft_datatype_t *weft_coll_byte; /* MPI_BYTE */
