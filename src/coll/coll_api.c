@@ -11,9 +11,9 @@
  *
  * Each weft_coll_call_<coll>() checks the arguments (roots, MPI_IN_PLACE
  * rules, datatypes significant at this rank, op/type compatibility), fills
- * a weft_coll_args_t and hands it to run(), which selects the algorithm and
- * runs it (blocking: the row's direct run or its schedule), starts its
- * schedule (non-blocking) or keeps it (persistent).
+ * a weft_coll_args_t and hands it to weft_coll_run() (coll_run.c), which
+ * selects the algorithm and runs it (blocking: the row's direct run or its
+ * schedule), starts its schedule (non-blocking) or keeps it (persistent).
  *
  * What is detected of mismatched arguments across ranks: nothing is
  * exchanged to compare them, but no transfer can overrun a buffer: every
@@ -21,13 +21,7 @@
  * reported as MPI_ERR_TRUNCATE by point-to-point (the collective returns
  * it) and a shorter one leaves the rest of the buffer untouched. Different
  * roots or different op/algorithm choices can deadlock, as in every MPI.
- *
- * Persistent requests: the handle is an outer persistent request whose
- * `state` is an inner WEFT_REQ_COLL request. MPI_Start only marks the outer
- * one active; the schedule (built once at init) is rewound and started the
- * first time Wait/Test/progress polls the inner request. When the request
- * layer frees a finished inner request, its on_free installs a fresh one
- * for the next start.
+
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,158 +33,6 @@
 #include "core/errors.h"
 #include "core/pt2pt.h"
 #include "core/topo.h"
-
-/* ---- requests -------------------------------------------------------------- */
-
-static int nb_progress(weft_request_t *req)
-{
-    int           rc;
-    weft_sched_t *s = req->state;
-    /* the progress hook finishes it; this only lets Wait/Test push it too */
-    if (s && weft_sched_advance(s, &rc)) {
-        return 1;
-    }
-    return 0;
-}
-
-static void nb_free(weft_request_t *req)
-{
-    weft_sched_free(req->state);
-    req->state = NULL;
-}
-
-typedef struct {
-    weft_sched_t   *sched;
-    weft_request_t *outer, *inner;
-    int             started; /* current inner request started its run */
-    int             closing; /* outer freed: inner frees, no replacement */
-} pers_t;
-
-static int  pers_inner_progress(weft_request_t *req);
-static void pers_inner_free(weft_request_t *req);
-
-static weft_request_t *pers_inner_new(pers_t *p)
-{
-    weft_request_t *t = weft_request_alloc(WEFT_REQ_COLL);
-    if (t != NULL) {
-        t->state    = p;
-        t->progress = pers_inner_progress;
-        t->on_free  = pers_inner_free;
-    }
-    p->inner   = t;
-    p->started = 0;
-    return t;
-}
-
-static int pers_inner_progress(weft_request_t *req)
-{
-    pers_t *p = req->state;
-    if (!p->started) {
-        p->started = 1;
-        weft_sched_rewind(p->sched);
-        weft_sched_start(p->sched, req);
-    }
-    return 0;
-}
-
-static void pers_inner_free(weft_request_t *req)
-{
-    pers_t *p = req->state;
-    req->state = NULL;
-    if (p->closing) {
-        weft_sched_free(p->sched);
-        free(p);
-        return;
-    }
-    /* finished run: the request layer drops this inner request (and set
-     * outer->state to NULL just before); install the next one */
-    weft_request_t *t = pers_inner_new(p);
-    p->outer->state   = t;
-}
-
-static int pers_outer_progress(weft_request_t *req)
-{
-    (void)req;
-    return 0;
-}
-
-static void pers_outer_free(weft_request_t *req)
-{
-    pers_t *p = req->greq_extra; /* the request layer may have cleared state */
-    if (p == NULL) {
-        return;
-    }
-    req->state      = NULL;
-    req->greq_extra = NULL;
-    weft_request_t *t = p->inner;
-    p->closing        = 1;
-    if (t->hdr.magic == WEFT_MAGIC(WEFT_KIND_REQUEST) && (!p->started || weft_request_is_complete(t))) {
-        weft_request_free(t); /* frees p through pers_inner_free */
-    }
-    /* otherwise a running inner request was handed to the zombie list and
-     * frees p when it is reaped */
-}
-
-/* ---- running a call ------------------------------------------------------- */
-
-static int run(weft_coll_args_t *a, int mode, MPI_Request *request)
-{
-    int           alg, rc;
-    weft_sched_t *s;
-
-    a->blocking = mode == WEFT_COLL_MODE_BLOCKING;
-    alg         = weft_coll_select(a);
-
-    if (alg < 0) {
-        return weft_error(MPI_ERR_INTERN, "no %s algorithm applies", weft_coll_names[a->coll]);
-    }
-    if (mode == WEFT_COLL_MODE_BLOCKING) {
-        return weft_coll_run_blocking(alg, a);
-    }
-    s = weft_coll_schedule(alg, a, &rc);
-    if (s == NULL) {
-        return rc;
-    }
-    /* keep user objects alive while the schedule may still run */
-    weft_sched_hold(s, a->dt, a->op);
-    if (a->sdt != a->dt) {
-        weft_sched_hold(s, a->sdt, NULL);
-    }
-    if (a->rdt != a->dt && a->rdt != a->sdt) {
-        weft_sched_hold(s, a->rdt, NULL);
-    }
-    weft_request_t *r = weft_request_alloc(WEFT_REQ_COLL);
-    if (r == NULL) {
-        weft_sched_free(s);
-        return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
-    }
-    r->comm = a->comm;
-    weft_comm_retain(a->comm);
-    if (mode == WEFT_COLL_MODE_NONBLOCKING) {
-        r->state    = s;
-        r->progress = nb_progress;
-        r->on_free  = nb_free;
-        weft_sched_start(s, r);
-        *request = (MPI_Request)r;
-        return MPI_SUCCESS;
-    }
-    pers_t *p = calloc(1, sizeof(*p));
-    if (p == NULL || pers_inner_new(p) == NULL) {
-        free(p);
-        weft_sched_free(s);
-        weft_request_free(r);
-        return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
-    }
-    p->sched      = s;
-    p->outer      = r;
-    r->persistent = 1;
-    r->state      = p->inner;
-    r->progress   = pers_outer_progress;
-    r->on_free    = pers_outer_free;
-    r->greq_extra = p; /* unused by WEFT_REQ_COLL requests otherwise */
-    *request = (MPI_Request)r;
-    return MPI_SUCCESS;
-}
 
 /* ---- for the generated impls (coll_gen.c) ------------------------------------ */
 
@@ -371,7 +213,7 @@ int weft_coll_call_barrier(weft_comm_t *comm, int mode, MPI_Request *request)
 {
     weft_coll_args_t a;
     args_init(&a, WEFT_COLL_BARRIER, comm);
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_bcast(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root,
@@ -390,7 +232,7 @@ int weft_coll_call_bcast(void *buffer, MPI_Count count, weft_datatype_t *datatyp
     args_init(&a, WEFT_COLL_BCAST, comm);
     a.rbuf = buffer, a.count = count, a.dt = datatype, a.root = root;
     a.sdt = a.rdt = datatype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 /* Argument checks shared by gather(v) and scatter(v). The data side is what
@@ -512,7 +354,7 @@ static int rooted_take_part(int coll, int root, weft_comm_t *comm, MPI_Count blo
         a.rbuf = me_root && !comm->is_inter ? MPI_IN_PLACE : scratch;
         a.sbuf = scratch, a.scounts = counts, a.sdispls = displs;
     }
-    (void)run(&a, WEFT_COLL_MODE_BLOCKING, NULL);
+    (void)weft_coll_run(&a, WEFT_COLL_MODE_BLOCKING, NULL);
 out:
     free(scratch);
     free(counts);
@@ -563,7 +405,7 @@ int weft_coll_call_gather(const void *sendbuf, MPI_Count sendcount, weft_datatyp
     a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sends ? sendtype : recvtype;
     a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = me_root ? recvtype : a.sdt;
     a.root = root;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_gatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
@@ -589,7 +431,7 @@ int weft_coll_call_gatherv(const void *sendbuf, MPI_Count sendcount, weft_dataty
     a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = displs;
     a.rdt  = me_root ? recvtype : a.sdt;
     a.root = root;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_scatter(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
@@ -612,7 +454,7 @@ int weft_coll_call_scatter(const void *sendbuf, MPI_Count sendcount, weft_dataty
     a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvs ? recvtype : sendtype;
     a.sbuf = sendbuf, a.scount = sendcount, a.sdt = me_root ? sendtype : a.rdt;
     a.root = root;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_scatterv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
@@ -638,7 +480,7 @@ int weft_coll_call_scatterv(const void *sendbuf, const MPI_Count sendcounts[], c
     a.sbuf = sendbuf, a.scounts = sendcounts, a.sdispls = displs;
     a.sdt  = me_root ? sendtype : a.rdt;
     a.root = root;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_allgather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
@@ -662,7 +504,7 @@ int weft_coll_call_allgather(const void *sendbuf, MPI_Count sendcount, weft_data
     a.scount = sendbuf == MPI_IN_PLACE ? recvcount : sendcount; /* ignored in place */
     a.sdt    = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
     a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_allgatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
@@ -687,7 +529,7 @@ int weft_coll_call_allgatherv(const void *sendbuf, MPI_Count sendcount, weft_dat
     args_init(&a, WEFT_COLL_ALLGATHERV, comm);
     a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
     a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = displs, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_alltoall(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
@@ -711,7 +553,7 @@ int weft_coll_call_alltoall(const void *sendbuf, MPI_Count sendcount, weft_datat
     a.scount = sendbuf == MPI_IN_PLACE ? recvcount : sendcount;
     a.sdt    = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
     a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_alltoallv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
@@ -739,7 +581,7 @@ int weft_coll_call_alltoallv(const void *sendbuf, const MPI_Count sendcounts[], 
     a.sbuf = sendbuf, a.scounts = sendcounts, a.sdispls = sdispls;
     a.sdt  = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
     a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = rdispls, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 static int alltoallw_common(int coll, const void *sendbuf, const MPI_Count sendcounts[],
@@ -779,7 +621,7 @@ static int alltoallw_common(int coll, const void *sendbuf, const MPI_Count sendc
             /* user datatypes of w-forms are used as given; the schedule is
              * built now, so the arrays need not outlive this call */
         }
-        rc = run(&a, mode, request);
+        rc = weft_coll_run(&a, mode, request);
     }
     free(st);
     free(rt);
@@ -822,7 +664,7 @@ static int reduce_take_part(const void *sendbuf, MPI_Count count, weft_datatype_
         a.sbuf  = sendbuf == MPI_IN_PLACE ? (is_root(root, comm) ? MPI_IN_PLACE : a.rbuf) : sendbuf;
         a.count = count, a.dt = dt, a.op = op;
         a.sdt = a.rdt = dt, a.root = root;
-        (void)run(&a, WEFT_COLL_MODE_BLOCKING, NULL);
+        (void)weft_coll_run(&a, WEFT_COLL_MODE_BLOCKING, NULL);
         free(scratch);
     }
     return weft_error(rc, "%s", reason);
@@ -848,7 +690,7 @@ int weft_coll_call_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
     args_init(&a, WEFT_COLL_REDUCE, comm);
     a.sbuf = sendbuf, a.rbuf = recvbuf, a.count = count, a.dt = datatype, a.op = op;
     a.sdt = a.rdt = datatype, a.root = root;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -863,7 +705,7 @@ int weft_coll_call_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count
     args_init(&a, WEFT_COLL_ALLREDUCE, comm);
     a.sbuf = sendbuf, a.rbuf = recvbuf, a.count = count, a.dt = datatype, a.op = op;
     a.sdt = a.rdt = datatype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
@@ -881,7 +723,7 @@ int weft_coll_call_reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_
     args_init(&a, WEFT_COLL_REDUCE_SCATTER, comm);
     a.sbuf = sendbuf, a.rbuf = recvbuf, a.rcounts = recvcounts, a.dt = datatype, a.op = op;
     a.sdt = a.rdt = datatype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_reduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
@@ -897,7 +739,7 @@ int weft_coll_call_reduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_
     a.sbuf = sendbuf, a.rbuf = recvbuf, a.rcount = recvcount, a.dt = datatype, a.op = op;
     a.count = recvcount * comm->size;
     a.sdt = a.rdt = datatype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 static int scan_common(int coll, const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -917,7 +759,7 @@ static int scan_common(int coll, const void *sendbuf, void *recvbuf, MPI_Count c
     args_init(&a, coll, comm);
     a.sbuf = sendbuf, a.rbuf = recvbuf, a.count = count, a.dt = datatype, a.op = op;
     a.sdt = a.rdt = datatype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_scan(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype,
@@ -962,7 +804,7 @@ int weft_coll_call_neighbor_allgather(const void *sendbuf, MPI_Count sendcount,
     args_init(&a, WEFT_COLL_NEIGHBOR_ALLGATHER, comm);
     a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sendtype;
     a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_neighbor_allgatherv(const void *sendbuf, MPI_Count sendcount,
@@ -983,7 +825,7 @@ int weft_coll_call_neighbor_allgatherv(const void *sendbuf, MPI_Count sendcount,
     args_init(&a, WEFT_COLL_NEIGHBOR_ALLGATHERV, comm);
     a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sendtype;
     a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = displs, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_neighbor_alltoall(const void *sendbuf, MPI_Count sendcount,
@@ -1003,7 +845,7 @@ int weft_coll_call_neighbor_alltoall(const void *sendbuf, MPI_Count sendcount,
     args_init(&a, WEFT_COLL_NEIGHBOR_ALLTOALL, comm);
     a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sendtype;
     a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_neighbor_alltoallv(const void *sendbuf, const MPI_Count sendcounts[],
@@ -1024,7 +866,7 @@ int weft_coll_call_neighbor_alltoallv(const void *sendbuf, const MPI_Count sendc
     args_init(&a, WEFT_COLL_NEIGHBOR_ALLTOALLV, comm);
     a.sbuf = sendbuf, a.scounts = sendcounts, a.sdispls = sdispls, a.sdt = sendtype;
     a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = rdispls, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 int weft_coll_call_neighbor_alltoallw(const void *sendbuf, const MPI_Count sendcounts[],

@@ -239,7 +239,14 @@ int weft_coll_next_tag(weft_comm_t *comm);
 int weft_coll_send_now(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
                        weft_comm_t *comm);
 
-/* ---- for the generated entry impls (coll_api.c; see coll_gen.c) ------------ */
+/* ---- calls (coll_api.c, coll_run.c; the generated coll_gen.c) ------------- */
+
+enum { WEFT_COLL_MODE_BLOCKING, WEFT_COLL_MODE_NONBLOCKING, WEFT_COLL_MODE_PERSISTENT };
+
+/* Run a checked call in a mode: to completion (blocking), started behind a
+ * new request (non-blocking) or kept behind a new persistent request, both
+ * returned in *request. */
+int weft_coll_run(weft_coll_args_t *a, int mode, MPI_Request *request);
 
 /* Peer group size at the root, 0 elsewhere (how many elements of a v-form's
  * root-side arrays are significant). */
