@@ -371,6 +371,7 @@ def merge_kinds(twin, base):
     twin.kinds = dict(base.kinds)
     twin.directives = {k: v for k, v in base.directives.items() if k != "impl"}
     twin.listed = True
+    twin.shares_impl = True  # calls base's impl: nothing of its own to generate
     return twin
 
 
@@ -463,7 +464,8 @@ def gen_coll_impl(f, funcs):
 
 
 def write_coll(out_dir, funcs):
-    colls = [f for f in funcs.values() if f.listed and "coll" in f.directives]
+    colls = [f for f in funcs.values() if f.listed and "coll" in f.directives
+             and not getattr(f, "shares_impl", False)]
     calls = {}
     for f in colls:
         b = coll_form(f, funcs)[1]
