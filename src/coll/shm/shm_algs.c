@@ -14,6 +14,7 @@
 #include "core/errors.h"
 #include "core/pt2pt.h"
 #include "core/runtime.h"
+
 /* ---- the algorithms ------------------------------------------------------------- */
 
 /* Run alg on a sub-communicator (the leaders' phase) to completion. */

@@ -11,6 +11,7 @@
 #include "coll/shm/coll_shm_internal.h"
 #include "core/errors.h"
 #include "util/cache.h"
+
 /* ---- node-level operations ------------------------------------------------ */
 
 /* Barrier among the node's ranks; between the leader's arrival and release,

@@ -15,6 +15,7 @@
 #include "core/pt2pt.h"
 #include "core/runtime.h"
 #include "transport/shm/shm_coll.h"
+
 static size_t region_bytes(int n)
 {
     size_t lines = (size_t)n * (3 + NBUF) + 1 + (size_t)NBUF * PKT_LINES;

@@ -12,6 +12,7 @@
 #include "coll/shm/coll_shm_internal.h"
 #include "core/errors.h"
 #include "core/progress.h"
+
 /* ---- non-blocking and persistent calls ---------------------------------------
  *
  * Order rule: the region's rounds are numbered by one counter per rank, so
