@@ -267,6 +267,7 @@ static void win_destroy(weft_win_t *win)
     if (win->am_waiters) {
         rma_am_win_fini(win);
     }
+    rma_net_win_fini(win);
     if (win->seg) {
         munmap(win->seg, win->seg_bytes);
     }
@@ -440,7 +441,8 @@ static int win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit,
         win->base = size > 0 ? win->targets[win->rank].addr : NULL;
         *(void **)baseptr = win->base;
     }
-    if (win->am && (rc = rma_am_win_init(win)) != MPI_SUCCESS) {
+    if (win->am && ((rc = rma_am_win_init(win)) != MPI_SUCCESS ||
+                    (rc = rma_net_win_init(win)) != MPI_SUCCESS)) {
         goto fail;
     }
     free(infos);
