@@ -7,10 +7,11 @@
  * at creation and the ranks exchange (key, address); put/get are then
  * fi_write / fi_read of the target's byte ranges (one per contiguous piece
  * of the target datatype; the origin side packed when it is not
- * contiguous), and the call returns once every piece completed (a put with
- * delivery completion: its data is in the target's memory). Completion at
- * return keeps the rest of the window unchanged: flush is a no-op, and
- * operations from one origin stay ordered.
+ * contiguous, the staging kept until completion). They are counted per
+ * window and completed by the next flush, unlock, fence, complete or free
+ * (rma_net_quiet; a put asks for delivery completion: its data is then in
+ * the target's memory), so a window of puts is in flight at once. A get
+ * into a non-contiguous origin buffer and the R-forms complete at once.
  *
  * Accumulates, locks, PSCW and fence stay active messages. Native atomics
  * (fi_atomic) cannot cover every (type, op) pair MPI allows on a window
@@ -48,6 +49,8 @@ typedef struct {
     uint64_t addr;   /* what a peer names for this rank's byte 0 (the address, or 0 when
                         the provider addresses registrations by offset) */
 } net_info_t;
+
+static void wait_below(weft_rma_count_t *cnt, int limit);
 
 /* Why this rank cannot use RMA for the window, or NULL. */
 static const char *no_reason(const weft_win_t *win)
@@ -119,8 +122,33 @@ int rma_net_win_init(weft_win_t *win)
     return MPI_SUCCESS;
 }
 
+/* Packed origin data of a put, freed once the put completed. */
+struct rma_net_stage {
+    struct rma_net_stage *next;
+    char                  data[];
+};
+
+int rma_net_quiet(weft_win_t *win)
+{
+    int failed;
+
+    if (!win->net) {
+        return MPI_SUCCESS;
+    }
+    wait_below(&win->net_cnt, 0);
+    while (win->net_staged != NULL) {
+        struct rma_net_stage *s = win->net_staged;
+        win->net_staged         = s->next;
+        free(s);
+    }
+    failed              = win->net_cnt.failed;
+    win->net_cnt.failed = 0;
+    return failed ? weft_error(MPI_ERR_OTHER, "a put or get over the network failed") : MPI_SUCCESS;
+}
+
 void rma_net_win_fini(weft_win_t *win)
 {
+    rma_net_quiet(win);
     if (win->net_mr != NULL) {
         weft_dev.netmod->mem_deregister(win->net_mr);
         win->net_mr = NULL;
@@ -175,17 +203,17 @@ static int issue(int world, char *local, size_t len, uint64_t raddr, uint64_t ke
 }
 
 /* nbytes of packed local data <-> the target ranges of (base_off, tcount,
- * tdt) at target. */
+ * tdt) at target, counted in the window (complete at rma_net_quiet). */
 static int transfer(weft_win_t *win, int target, MPI_Aint base_off, char *local,
                     MPI_Count nbytes, MPI_Count tcount, const weft_datatype_t *tdt, int put)
 {
-    weft_rma_count_t cnt   = {0, 0};
-    int              world = win->comm->peer_world[target], bad = 0;
+    weft_rma_count_t *cnt   = &win->net_cnt;
+    int               world = win->comm->peer_world[target], bad = 0;
     uint64_t         key = win->net_key[target], base = win->net_addr[target];
 
     if (tdt->is_contig) {
         bad = issue(world, local, (size_t)nbytes, base + (uint64_t)(base_off + tdt->true_lb), key,
-                    &cnt, put);
+                    cnt, put);
     } else {
         struct iovec iov[RMA_NET_IOV];
         MPI_Count    off = 0;
@@ -198,13 +226,12 @@ static int transfer(weft_win_t *win, int target, MPI_Aint base_off, char *local,
             }
             for (int i = 0, at = 0; i < k && !bad; at += (int)iov[i].iov_len, i++) {
                 bad = issue(world, local + off + at, iov[i].iov_len,
-                            base + (uint64_t)(uintptr_t)iov[i].iov_base, key, &cnt, put);
+                            base + (uint64_t)(uintptr_t)iov[i].iov_base, key, cnt, put);
             }
             off += covered;
         }
     }
-    wait_below(&cnt, 0);
-    if (bad || cnt.failed) {
+    if (bad) {
         return weft_error(MPI_ERR_OTHER, "%s rank %d's window memory over the network failed",
                           put ? "writing" : "reading", target);
     }
@@ -215,22 +242,22 @@ int rma_net_put(weft_win_t *win, int target, MPI_Aint base_off, const void *obuf
                 MPI_Count ocount, const weft_datatype_t *odt, MPI_Count tcount,
                 const weft_datatype_t *tdt)
 {
-    MPI_Count nbytes = tcount * tdt->size;
-    char     *tmp = NULL, *local;
-    int       rc;
+    MPI_Count             nbytes = tcount * tdt->size;
+    struct rma_net_stage *stage;
+    char                 *local;
 
     if (odt->is_contig) {
         local = (char *)obuf + odt->true_lb;
     } else {
-        if ((tmp = malloc((size_t)nbytes)) == NULL) {
+        if ((stage = malloc(sizeof(*stage) + (size_t)nbytes)) == NULL) {
             return weft_error(MPI_ERR_NO_MEM, "no memory to stage %lld bytes", (long long)nbytes);
         }
-        weft_dt_pack(odt, ocount, obuf, 0, tmp, nbytes);
-        local = tmp;
+        weft_dt_pack(odt, ocount, obuf, 0, stage->data, nbytes);
+        stage->next     = win->net_staged;
+        win->net_staged = stage;
+        local           = stage->data;
     }
-    rc = transfer(win, target, base_off, local, nbytes, tcount, tdt, 1);
-    free(tmp);
-    return rc;
+    return transfer(win, target, base_off, local, nbytes, tcount, tdt, 1);
 }
 
 int rma_net_get(weft_win_t *win, int target, MPI_Aint base_off, void *obuf, MPI_Count ocount,
@@ -246,8 +273,12 @@ int rma_net_get(weft_win_t *win, int target, MPI_Aint base_off, void *obuf, MPI_
         return weft_error(MPI_ERR_NO_MEM, "no memory to stage %lld bytes", (long long)nbytes);
     }
     rc = transfer(win, target, base_off, local, nbytes, tcount, tdt, 0);
-    if (rc == MPI_SUCCESS && tmp != NULL) {
-        weft_dt_unpack(odt, ocount, obuf, 0, tmp, nbytes);
+    if (tmp != NULL) { /* unpack now: wait for this get (and the others) */
+        int qrc = rma_net_quiet(win);
+        rc      = rc == MPI_SUCCESS ? qrc : rc;
+        if (rc == MPI_SUCCESS) {
+            weft_dt_unpack(odt, ocount, obuf, 0, tmp, nbytes);
+        }
     }
     free(tmp);
     return rc;

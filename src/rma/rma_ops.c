@@ -641,6 +641,9 @@ int weft_rput_impl(const void *origin_addr, MPI_Count origin_count,
         rc = do_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                     target_count, target_datatype, win);
     }
+    if (rc == MPI_SUCCESS) { /* the request is born complete */
+        rc = rma_net_quiet(win);
+    }
     return rc == MPI_SUCCESS ? completed_request(request) : rc;
 }
 
@@ -653,6 +656,9 @@ int weft_rget_impl(void *origin_addr, MPI_Count origin_count, weft_datatype_t *o
     if (rc == MPI_SUCCESS) {
         rc = do_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                     target_count, target_datatype, win);
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = rma_net_quiet(win);
     }
     return rc == MPI_SUCCESS ? completed_request(request) : rc;
 }

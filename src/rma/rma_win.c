@@ -509,6 +509,9 @@ int weft_win_free_impl(weft_win_t *win)
     if (win->nlocks || win->lock_all || win->start_ranks || win->post_ranks) {
         err = 1;
     }
+    if (!err && (rc = rma_net_quiet(win)) != MPI_SUCCESS) {
+        return rc;
+    }
     /* Nobody unmaps while a peer may still be in an operation on it. */
     rc = barrier_any_error(win, err);
     if (rc != MPI_SUCCESS) {

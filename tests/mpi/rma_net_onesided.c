@@ -5,8 +5,10 @@
  * rank sits in a loop that makes no MPI call (it watches its own window
  * memory for a flag, up to argv[2] seconds, default 10); rank 0 opens a
  * lock_all epoch with MPI_MODE_NOCHECK (no lock messages), puts a block
- * of 4 KiB and a strided vector, gets them back, flushes, puts the flag and
- * closes the epoch. Data is compared byte for byte in every mode.
+ * of 4 KiB and a strided vector, gets them back, flushes, then issues
+ * NPUTS small puts from a strided (packed) origin type before one flush,
+ * puts the flag and closes the epoch. Data is compared byte for byte in
+ * every mode.
  *
  * argv[1]: "expect" - the flag must arrive while the target still computes
  * (the provider progresses RMA without the target: truly one-sided);
@@ -19,6 +21,7 @@
 
 #define BLOCK 4096
 #define NVEC  16
+#define NPUTS 200 /* 16-byte puts in flight before one flush */
 
 static double now(void)
 {
@@ -33,8 +36,9 @@ int main(int argc, char **argv)
     double         limit = argc > 2 ? atof(argv[2]) : 10.0;
     unsigned char *mem;
     MPI_Win        win;
-    MPI_Datatype   vec;
-    const MPI_Aint flag_at = BLOCK + 2 * NVEC * (MPI_Aint)sizeof(int);
+    MPI_Datatype   vec, ovec;
+    const MPI_Aint many_at = BLOCK + 2 * NVEC * (MPI_Aint)sizeof(int);
+    const MPI_Aint flag_at = many_at + NPUTS * 4 * (MPI_Aint)sizeof(int);
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -45,6 +49,8 @@ int main(int argc, char **argv)
     memset(mem, 0, (size_t)flag_at + sizeof(int));
     MPI_Type_vector(NVEC, 1, 2, MPI_INT, &vec);
     MPI_Type_commit(&vec);
+    MPI_Type_vector(4, 1, 2, MPI_INT, &ovec);
+    MPI_Type_commit(&ovec);
     MPI_Barrier(MPI_COMM_WORLD);
 
     if (size > 1 && rank == target) {
@@ -78,6 +84,14 @@ int main(int argc, char **argv)
         for (int i = 0; i < NVEC; i++) {
             CHECK(got[i] == 1000 + i, "vector element %d read back %d", i, got[i]);
         }
+        int src[NPUTS][8];
+        for (int k = 0; k < NPUTS; k++) {
+            for (int j = 0; j < 8; j++) src[k][j] = j % 2 ? -1 : k * 10 + j / 2;
+            /* origin: every other int of src[k] (packed by the library) */
+            CHECK_OK(MPI_Put(src[k], 1, ovec, target, many_at + k * 4 * (MPI_Aint)sizeof(int), 4,
+                             MPI_INT, win));
+        }
+        CHECK_OK(MPI_Win_flush(target, win));
         CHECK_OK(MPI_Put(&one, 1, MPI_INT, target, flag_at, 1, MPI_INT, win));
         CHECK_OK(MPI_Win_unlock_all(win));
     }
@@ -90,8 +104,16 @@ int main(int argc, char **argv)
             CHECK(v[2 * i] == 1000 + i && v[2 * i + 1] == 0, "vector slot %d: %d, gap %d", i,
                   v[2 * i], v[2 * i + 1]);
         }
+        const int *m = (const int *)(mem + many_at);
+        for (int k = 0; k < NPUTS; k++) {
+            for (int j = 0; j < 4; j++) {
+                CHECK(m[4 * k + j] == k * 10 + j, "small put %d element %d: %d", k, j,
+                      m[4 * k + j]);
+            }
+        }
     }
     MPI_Type_free(&vec);
+    MPI_Type_free(&ovec);
     CHECK_OK(MPI_Win_free(&win));
     return mpitest_finish();
 }
