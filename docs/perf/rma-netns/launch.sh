@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # hydra "ssh": [ssh options] host command... ; own network and UTS namespace
 # (hostname = host) so MPICH sees two nodes.
 while [ "${1#-}" != "$1" ]; do shift; done
