@@ -773,13 +773,15 @@ static weft_status_t ofi_win_register(void *buf, size_t len, uint64_t *key_p, ui
 static weft_status_t win_rma(int peer, void *local, size_t len, uint64_t raddr, uint64_t key,
                              weft_rma_count_t *cnt, int put)
 {
-    ofi_buf_t        *op = calloc(1, sizeof(*op));
+    ofi_buf_t        *op;
     struct iovec      iov  = {local, len};
     struct fi_rma_iov riov = {raddr, len, key};
     struct fi_msg_rma msg  = {0};
     ssize_t           rc;
 
-    if (op == NULL) {
+    /* Completions in flight stay within the CQ: at most OFI_TX_BUFS window
+     * operations beyond the sends (whose buffers bound them). */
+    if (ofi.tx_inflight >= OFI_TX_BUFS || (op = calloc(1, sizeof(*op))) == NULL) {
         return WEFT_AGAIN;
     }
     op->is_rx = 3;
