@@ -6,7 +6,8 @@ mean time ranks spend in MPI_Init (weft-bench init).
 
   launch_times.py [--prefix install] [--sizes 2,4,8,16,32,64] [--reps 5]
                   [--stacks weft,mpich,openmpi,hydra+weft,prterun+weft]
-                  [--hosts h1:16,h2:16] [--env NAME=VALUE ...]
+                  [--hosts h1:16,h2:16] [--weft-args "-iface br0"] [--env NAME=VALUE ...]
+  (bench/startup/netns_startup.sh runs it over network-namespace hosts)
 
 Stacks (a launcher with the library it starts):
   weft          Weft's mpirun, Weft's library
@@ -58,7 +59,8 @@ def stacks(a, prefix):
     weft_lib = dict(base, LD_LIBRARY_PATH=os.path.join(prefix, "lib"))
     out = {}
     hosts = ["-hosts", a.hosts] if a.hosts else []
-    out["weft"] = ([os.path.join(prefix, "bin", "mpirun")] + hosts, base, weft_bins)
+    out["weft"] = ([os.path.join(prefix, "bin", "mpirun")] + a.weft_args.split() + hosts, base,
+                   weft_bins)
     hydra = os.path.join(mpich, "bin", "mpiexec.hydra")
     if not os.path.exists(hydra):
         out["mpich"] = out["hydra+weft"] = f"no {hydra} (weft-bench compare --peer mpich makes it)"
@@ -88,6 +90,7 @@ def main():
     ap.add_argument("--sizes", default="2,4,8,16,32,64")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--hosts", default="", help="weft only: -hosts list (e.g. namespaces)")
+    ap.add_argument("--weft-args", default="", help="more arguments for Weft's mpirun")
     ap.add_argument("--env", action="append", default=[])
     a = ap.parse_args()
     prefix = os.path.abspath(a.prefix)
