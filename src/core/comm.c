@@ -19,6 +19,7 @@
 #include "core/comm_ctx.h"
 #include "core/comm_internal.h"
 #include "core/errhandler.h"
+#include "core/hwinfo.h"
 #include "core/errors.h"
 #include "core/info.h"
 #include "core/objpool.h"
@@ -391,24 +392,6 @@ int weft_comm_split_impl(weft_comm_t *comm, int color, int key, MPI_Comm *newcom
 
 /* ---- split_type: hardware resources ---------------------------------- */
 
-static hwloc_topology_t hw_topo;
-static int              hw_state; /* 0 not loaded, 1 loaded, -1 failed */
-
-static int hw_load(void)
-{
-    if (hw_state == 0) {
-        hw_state = -1;
-        if (hwloc_topology_init(&hw_topo) == 0) {
-            if (hwloc_topology_load(hw_topo) == 0) {
-                hw_state = 1;
-            } else {
-                hwloc_topology_destroy(hw_topo);
-            }
-        }
-    }
-    return hw_state == 1;
-}
-
 /* Index of the one object of type that contains this process's binding,
  * or -1 when there is none or it spans several. */
 static int hw_index_of(hwloc_obj_type_t type)
@@ -416,7 +399,9 @@ static int hw_index_of(hwloc_obj_type_t type)
     hwloc_bitmap_t set;
     int            n, found = -1;
 
-    if (!hw_load()) {
+    hwloc_topology_t hw_topo = weft_hw_topology();
+
+    if (hw_topo == NULL) {
         return -1;
     }
     set = hwloc_bitmap_alloc();

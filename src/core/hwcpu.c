@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * weft_hw_cpu (hwinfo.h): the CPU, from a topology loaded for the call and
- * dropped again (local rank 0 asks once at init). Needs only hwloc, so
- * weft-info links it too.
+ * The shared host topology and the CPU facts read from it (hwinfo.h).
  */
 #include "core/hwinfo.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,22 +17,49 @@ static size_t first_cache(hwloc_topology_t topo, hwloc_obj_type_t type)
     return o != NULL && o->attr != NULL ? (size_t)o->attr->cache.size : 0;
 }
 
+static pthread_mutex_t  topology_lock = PTHREAD_MUTEX_INITIALIZER;
+static hwloc_topology_t topology;
+
+hwloc_topology_t weft_hw_topology(void)
+{
+    hwloc_topology_t t;
+
+    pthread_mutex_lock(&topology_lock);
+    if (topology == NULL && hwloc_topology_init(&t) == 0) {
+        hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+        hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
+        if (hwloc_topology_load(t) == 0) {
+            topology = t;
+        } else {
+            hwloc_topology_destroy(t);
+        }
+    }
+    t = topology;
+    pthread_mutex_unlock(&topology_lock);
+    return t;
+}
+
+void weft_hw_topology_release(void)
+{
+    pthread_mutex_lock(&topology_lock);
+    if (topology != NULL) {
+        hwloc_topology_destroy(topology);
+        topology = NULL;
+    }
+    pthread_mutex_unlock(&topology_lock);
+}
+
 int weft_hw_cpu(weft_hw_cpu_t *cpu)
 {
-    hwloc_topology_t topo;
+    hwloc_topology_t topo = weft_hw_topology();
 
     memset(cpu, 0, sizeof(*cpu));
     cpu->family = cpu->model = -1;
-    if (hwloc_topology_init(&topo) != 0) {
+    if (topo == NULL) {
         return -1;
     }
-    /* caches and packages are all we read: skip I/O devices (the slow part) */
-    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
-    if (hwloc_topology_load(topo) != 0) {
-        hwloc_topology_destroy(topo);
-        return -1;
-    }
-    /* x86 hwloc puts CPUVendor/CPUFamilyNumber/CPUModelNumber on packages */
+    /* hwloc puts CPUVendor/CPUFamilyNumber/CPUModelNumber on packages (from
+     * /proc/cpuinfo on Linux) */
     hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
     const char *v   = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUVendor") : NULL;
     const char *f   = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUFamilyNumber") : NULL;
@@ -45,6 +71,5 @@ int weft_hw_cpu(weft_hw_cpu_t *cpu)
     cpu->model    = m ? atoi(m) : -1;
     cpu->l2_bytes = first_cache(topo, HWLOC_OBJ_L2CACHE);
     cpu->l3_bytes = first_cache(topo, HWLOC_OBJ_L3CACHE);
-    hwloc_topology_destroy(topo);
     return 0;
 }

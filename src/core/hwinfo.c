@@ -10,43 +10,16 @@
  *                          touches: Machine, Package, Die, NUMANode, L3Cache,
  *                          L2Cache, L1Cache, Core, PU (types the machine has)
  *   <Type>_on_host         the same count over the whole host
- * The topology is loaded on the first call and kept until finalize.
+ * The topology is the process's shared one (core/hwinfo.h).
  */
 #include <stdio.h>
 #include <hwloc.h>
 
 #include "api_impl.h"
 #include "core/errors.h"
+#include "core/hwinfo.h"
 #include "core/info.h"
 #include "core/runtime.h"
-
-static hwloc_topology_t topo;
-
-static void hwinfo_finalize(void)
-{
-    if (topo != NULL) {
-        hwloc_topology_destroy(topo);
-        topo = NULL;
-    }
-}
-
-static int topology(void)
-{
-    if (topo != NULL) {
-        return 0;
-    }
-    if (hwloc_topology_init(&topo) != 0) {
-        topo = NULL;
-        return -1;
-    }
-    if (hwloc_topology_load(topo) != 0) {
-        hwloc_topology_destroy(topo);
-        topo = NULL;
-        return -1;
-    }
-    weft_finalize_register(hwinfo_finalize);
-    return 0;
-}
 
 static int put_count(weft_info_t *in, const char *key, int n)
 {
@@ -67,8 +40,11 @@ int weft_get_hw_resource_info_impl(MPI_Info *hw_info)
     int            rc = MPI_SUCCESS;
     unsigned       v  = hwloc_get_api_version();
 
-    if (topology() != 0) {
-        return weft_error(MPI_ERR_OTHER, "hwloc could not load the host topology");
+    hwloc_topology_t topo = weft_hw_topology();
+
+    if (topo == NULL) {
+        return weft_error(MPI_ERR_OTHER, "MPI_Get_hw_resource_info: hwloc could not load the "
+                                         "host topology");
     }
     if ((set = hwloc_bitmap_alloc()) == NULL || (in = weft_info_new()) == NULL) {
         hwloc_bitmap_free(set);

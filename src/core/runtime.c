@@ -12,6 +12,7 @@
 #include "core/comm.h"
 #include "core/datatype.h"
 #include "core/dynproc/dynproc.h"
+#include "core/hwinfo.h"
 #include "core/errhandler.h"
 #include "core/group.h"
 #include "core/info.h"
@@ -241,6 +242,7 @@ int weft_runtime_finalize(void)
     for (int i = finalize_hook_count - 1; i >= 0; i--) {
         finalize_hooks[i]();
     }
+    weft_hw_topology_release();
     weft_progress_module_fini();
     weft_comm_module_fini();
     /* The world model is finalized only if it was started (after sessions

@@ -18,6 +18,7 @@ struct weft_shmem_team {
     int my_pe, n_pes;
     int *world_pe; /* team PE index -> PE number in SHMEM_TEAM_WORLD */
     int n_contexts; /* live contexts made from this team */
+    int config_num_contexts; /* num_contexts of the creation config (0 when not given) */
 };
 
 /* A context: its own ordering/completion domain. Within a node every

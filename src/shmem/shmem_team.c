@@ -31,11 +31,17 @@ int shmem_team_n_pes(shmem_team_t team)
     return team == SHMEM_TEAM_INVALID ? -1 : team_of("shmem_team_n_pes", team)->n_pes;
 }
 
+/* The configuration given at the team's creation, for the fields in
+ * config_mask (the predefined teams were made with none: 0 contexts). Weft
+ * needs no reservation for contexts, so any number can be created anyway. */
 int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)
 {
-    team_of("shmem_team_get_config", team);
+    weft_shmem_check_init("shmem_team_get_config");
+    if (team == SHMEM_TEAM_INVALID || config == NULL) {
+        return -1;
+    }
     if (config_mask & SHMEM_TEAM_NUM_CONTEXTS) {
-        config->num_contexts = 0;
+        config->num_contexts = team->config_num_contexts;
     }
     return 0;
 }
@@ -58,7 +64,7 @@ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest
 
 /* Collective over parent: color 0 joins the new team (key = its index in it). */
 static int team_split(const char *call, struct weft_shmem_team *parent, int color, int key,
-                      shmem_team_t *new_team)
+                      const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)
 {
     MPI_Comm comm;
     PMPI_Comm_split(parent->comm, color, key, &comm);
@@ -70,6 +76,9 @@ static int team_split(const char *call, struct weft_shmem_team *parent, int colo
     if (!t || weft_shmem_team_fill(t, comm)) {
         weft_shmem_fail(call, "out of memory");
     }
+    if (config != NULL && (config_mask & SHMEM_TEAM_NUM_CONTEXTS)) {
+        t->config_num_contexts = config->num_contexts;
+    }
     *new_team = t;
     return 0;
 }
@@ -77,8 +86,6 @@ static int team_split(const char *call, struct weft_shmem_team *parent, int colo
 int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
                              const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)
 {
-    (void)config;
-    (void)config_mask;
     struct weft_shmem_team *p = team_of("shmem_team_split_strided", parent_team);
     long last = (long)start + (long)stride * (size - 1);
     if (size < 1 || start < 0 || start >= p->n_pes || last < 0 || last >= p->n_pes ||
@@ -93,14 +100,14 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
     } else if (off % stride == 0 && off / stride >= 0 && off / stride < size) {
         idx = off / stride;
     }
-    return team_split("shmem_team_split_strided", p, idx >= 0 ? 0 : MPI_UNDEFINED, idx, new_team);
+    return team_split("shmem_team_split_strided", p, idx >= 0 ? 0 : MPI_UNDEFINED, idx, config,
+                      config_mask, new_team);
 }
 
 int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
                         long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
                         long yaxis_mask, shmem_team_t *yaxis_team)
 {
-    (void)xaxis_config, (void)xaxis_mask, (void)yaxis_config, (void)yaxis_mask;
     struct weft_shmem_team *p = team_of("shmem_team_split_2d", parent_team);
     if (xrange < 1) {
         *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
@@ -110,8 +117,8 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
         xrange = p->n_pes;
     }
     int x = p->my_pe % xrange, y = p->my_pe / xrange;
-    team_split("shmem_team_split_2d", p, y, x, xaxis_team);
-    team_split("shmem_team_split_2d", p, x, y, yaxis_team);
+    team_split("shmem_team_split_2d", p, y, x, xaxis_config, xaxis_mask, xaxis_team);
+    team_split("shmem_team_split_2d", p, x, y, yaxis_config, yaxis_mask, yaxis_team);
     return 0;
 }
 

@@ -97,9 +97,38 @@ int main(void)
     CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes + 1, NULL, 0, &bad) != 0 && bad == SHMEM_TEAM_INVALID,
           "oversized split fails");
 
+    /* the creation config comes back from get_config, field by mask */
+    shmem_team_config_t cfg = {.num_contexts = 3}, got = {.num_contexts = -7};
+    CHECK(shmem_team_get_config(SHMEM_TEAM_WORLD, SHMEM_TEAM_NUM_CONTEXTS, &got) == 0 &&
+              got.num_contexts == 0, "world config: %d contexts", got.num_contexts);
+    CHECK(shmem_team_get_config(SHMEM_TEAM_INVALID, SHMEM_TEAM_NUM_CONTEXTS, &got) != 0,
+          "get_config of SHMEM_TEAM_INVALID fails");
+    shmem_team_t all;
+    CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, &cfg, SHMEM_TEAM_NUM_CONTEXTS,
+                                   &all) == 0 && all != SHMEM_TEAM_INVALID, "split with config");
+    got.num_contexts = -7;
+    CHECK(shmem_team_get_config(all, SHMEM_TEAM_NUM_CONTEXTS, &got) == 0 && got.num_contexts == 3,
+          "config kept: %d contexts", got.num_contexts);
+    got.num_contexts = -7;
+    CHECK(shmem_team_get_config(all, 0, &got) == 0 && got.num_contexts == -7,
+          "fields outside the mask untouched");
+    shmem_ctx_t ctxs[3];
+    for (int i = 0; i < 3; i++) {
+        CHECK(shmem_team_create_ctx(all, 0, &ctxs[i]) == 0, "context %d of the configured 3", i);
+    }
+    for (int i = 0; i < 3; i++) {
+        shmem_ctx_destroy(ctxs[i]);
+    }
+    shmem_team_destroy(all);
+
     int xr = npes >= 4 ? 2 : 1;
     shmem_team_t xt, yt;
-    CHECK(shmem_team_split_2d(SHMEM_TEAM_WORLD, xr, NULL, 0, &xt, NULL, 0, &yt) == 0, "split_2d");
+    shmem_team_config_t ycfg = {.num_contexts = 5};
+    CHECK(shmem_team_split_2d(SHMEM_TEAM_WORLD, xr, NULL, 0, &xt, &ycfg, SHMEM_TEAM_NUM_CONTEXTS,
+                              &yt) == 0, "split_2d");
+    CHECK(shmem_team_get_config(xt, SHMEM_TEAM_NUM_CONTEXTS, &got) == 0 && got.num_contexts == 0 &&
+              shmem_team_get_config(yt, SHMEM_TEAM_NUM_CONTEXTS, &got) == 0 &&
+              got.num_contexts == 5, "2d configs per axis");
     CHECK(shmem_team_my_pe(xt) == me % xr && shmem_team_my_pe(yt) == me / xr, "2d coords");
     check_team(xt, "xaxis"); /* every PE is in exactly one x team and one y team */
     check_team(yt, "yaxis");

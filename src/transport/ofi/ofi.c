@@ -61,6 +61,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include "transport/ofi/ofi_quirks.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
@@ -163,6 +164,7 @@ static int fabric_open(void)
         fab.lib = NULL;
         return -1;
     }
+    ofi_quirks_after_dlopen(fab.lib);
     return 0;
 }
 

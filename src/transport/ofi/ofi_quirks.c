@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Startup cost of libfabric that Weft does not need, removed after dlopen.
+ *
+ * libfabric's verbs provider, built into the Debian library, reads
+ * /proc/kallsyms twice at its first fi_getinfo, line by line, looking for
+ * the kernel's dma-buf and peer-memory registration symbols (GPU memory over
+ * RDMA). Reading that file costs 0.1-0.25 s of kernel CPU per process, paid
+ * by every rank that opens the netmod, whichever provider it then uses: with
+ * 16 ranks on 2 cores it is seconds of startup. Weft registers host memory
+ * only, so the answer does not matter to it. We therefore point libfabric's
+ * own import of fopen (its GOT entry, the way memory-hook libraries
+ * intercept calls) at a wrapper that refuses that one path and passes every
+ * other call through. Only libfabric's calls are affected, never the
+ * application's. WEFT_OFI_KERNEL_SYMBOLS=1 leaves libfabric untouched.
+ */
+#include "transport/ofi/ofi_quirks.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "util/tunables.h"
+
+
+static FILE *fopen_without_kallsyms(const char *path, const char *mode)
+{
+    if (path != NULL && strcmp(path, "/proc/kallsyms") == 0) {
+        errno = EACCES; /* what an unprivileged reader of a locked-down kernel sees */
+        return NULL;
+    }
+    return fopen(path, mode);
+}
+
+#if defined(__LP64__) /* 64-bit ELF with RELA relocations: x86_64, aarch64, ppc64le */
+static uintptr_t at_runtime(const struct link_map *map, uintptr_t p)
+{
+    return p < map->l_addr ? p + map->l_addr : p;
+}
+
+/* Rewrite the GOT slot at addr; 0 or -1. The slot may sit in RELRO (read-only
+ * after relocation): make its page writable for the store, then read-only
+ * again. */
+static int patch_slot(void **addr, void *fn)
+{
+    long      page  = sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)addr & ~(uintptr_t)(page - 1);
+    size_t    len   = (uintptr_t)(addr + 1) - start > (uintptr_t)page ? 2 * (size_t)page
+                                                                         : (size_t)page;
+
+    if (mprotect((void *)start, len, PROT_READ | PROT_WRITE) != 0) {
+        return -1;
+    }
+    *addr = fn;
+    mprotect((void *)start, len, PROT_READ); /* RELRO again; a writable GOT would also work */
+    return 0;
+}
+
+/* Point every relocation of symbol name in the object of map at fn; the count. */
+static int redirect_import(struct link_map *map, const char *name, void *fn)
+{
+    const Elf64_Sym *symtab = NULL;
+    const char      *strtab = NULL;
+    const char      *tables[2] = {NULL, NULL};
+    size_t           sizes[2]  = {0, 0};
+    int              patched   = 0;
+
+    for (const ElfW(Dyn) *d = map->l_ld; d->d_tag != DT_NULL; d++) {
+        switch (d->d_tag) {
+        case DT_SYMTAB: symtab = (const Elf64_Sym *)d->d_un.d_ptr; break;
+        case DT_STRTAB: strtab = (const char *)d->d_un.d_ptr; break;
+        case DT_JMPREL: tables[0] = (const char *)d->d_un.d_ptr; break;
+        case DT_PLTRELSZ: sizes[0] = d->d_un.d_val; break;
+        case DT_RELA: tables[1] = (const char *)d->d_un.d_ptr; break;
+        case DT_RELASZ: sizes[1] = d->d_un.d_val; break;
+        default: break;
+        }
+    }
+    if (symtab == NULL || strtab == NULL) {
+        return 0;
+    }
+    /* glibc relocates these entries to run-time addresses on most targets
+     * (not where the dynamic section is read-only): rebase what it left */
+    symtab = (const Elf64_Sym *)at_runtime(map, (uintptr_t)symtab);
+    strtab = (const char *)at_runtime(map, (uintptr_t)strtab);
+    for (int t = 0; t < 2; t++) {
+        tables[t] = tables[t] ? (const char *)at_runtime(map, (uintptr_t)tables[t]) : NULL;
+    }
+    for (int t = 0; t < 2; t++) {
+        for (size_t off = 0; tables[t] != NULL && off + sizeof(Elf64_Rela) <= sizes[t];
+             off += sizeof(Elf64_Rela)) {
+            const Elf64_Rela *r   = (const Elf64_Rela *)(tables[t] + off);
+            size_t            sym = ELF64_R_SYM(r->r_info);
+            if (sym != 0 && strcmp(strtab + symtab[sym].st_name, name) == 0 &&
+                patch_slot((void **)(map->l_addr + r->r_offset), fn) == 0) {
+                patched++;
+            }
+        }
+    }
+    return patched;
+}
+
+#endif
+
+void ofi_quirks_after_dlopen(void *lib)
+{
+    struct link_map *map = NULL;
+
+    if (weft_tunables.OFI_KERNEL_SYMBOLS) {
+        return;
+    }
+#if defined(__LP64__)
+    if (dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0 && map != NULL) {
+        /* none patched (a libfabric without the import): nothing to skip */
+        (void)redirect_import(map, "fopen", (void *)fopen_without_kallsyms);
+    }
+#else
+    (void)lib;
+    (void)map;
+#endif
+}

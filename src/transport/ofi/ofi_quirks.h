@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Work-arounds for libfabric builds, applied once after it is dlopen'ed
+ * (ofi_quirks.c says which and why).
+ */
+#ifndef WEFT_TRANSPORT_OFI_QUIRKS_H
+#define WEFT_TRANSPORT_OFI_QUIRKS_H
+
+/* lib: the handle of libfabric.so.1; before its first fi_getinfo. */
+void ofi_quirks_after_dlopen(void *lib);
+
+#endif
