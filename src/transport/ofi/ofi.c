@@ -763,6 +763,7 @@ static void *ofi_am_reserve(int dst, size_t len)
  * so nothing may be sent to it any more (libfabric would crash). */
 #define GONE_LOST 1 /* dyn_forget called, or lost (peer_failed) */
 #define GONE_BYE  2 /* its goodbye arrived (finalize) */
+#define GONE_FORGOTTEN 4 /* dyn_forget done: its address left the AV */
 
 static int peer_gone(int p)
 {
@@ -1079,11 +1080,12 @@ static weft_status_t ofi_dyn_add_peer(int id, const void *name, size_t len, uint
 
 static void ofi_dyn_forget(int id)
 {
-    if (id < 0 || id >= ofi.npeers || (id < ofi.size && !ofi.uses_netmod[id])) {
-        return; /* (a job rank: core found it lost) */
+    if (id < 0 || id >= ofi.npeers || (id < ofi.size && !ofi.uses_netmod[id]) ||
+        (ofi.gone[id] & GONE_FORGOTTEN)) {
+        return; /* (a job rank: core found it lost; or lost, then disconnected) */
     }
     ofi.talked[id] = 0;
-    ofi.gone[id]   = 1;
+    ofi.gone[id] |= GONE_LOST | GONE_FORGOTTEN;
     /* Forget its address too: a later process may get the same host:port,
      * and must not inherit the provider's connection to this one. */
     fi_av_remove(ofi.av, &ofi.addrs[id], 1, 0);
