@@ -33,7 +33,8 @@ down)
     ;;
 exec)
     shift
-    h=$(( ${PMI_RANK:-0} / ${PER_HOST:-1} + 1 ))
+    r=${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-0}}} # Weft/hydra, Open MPI
+    h=$(( r / ${PER_HOST:-1} + 1 ))
     exec ip netns exec "wbh$h" env FI_TCP_IFACE=eth0 FI_SOCKETS_IFACE=eth0 "$@"
     ;;
 *)

@@ -290,10 +290,11 @@ static struct fi_info *getinfo_caps(const char *prov, uint64_t caps)
     return info;
 }
 
-/* With RMA when wanted and offered (RGET), else messages only. */
+/* With RMA where offered (RGET when wanted, and one-sided windows), else
+ * messages only. */
 static struct fi_info *getinfo(const char *prov)
 {
-    struct fi_info *info = ofi.want_rma ? getinfo_caps(prov, FI_MSG | FI_RMA) : NULL;
+    struct fi_info *info = getinfo_caps(prov, FI_MSG | FI_RMA);
 
     return info ? info : getinfo_caps(prov, FI_MSG);
 }
@@ -574,7 +575,7 @@ static weft_status_t ofi_init_common(const weft_transport_init_t *args, int exch
      * intermittently stalls (not diagnosed: forced RGET passes p2p_order
      * np 4 x5 on a quiet moment, but under load p2p_order np 2 and
      * p2p_sizes np 3 hit the 180 s test timeout); 2 forces it. */
-    ofi.has_rma = (ofi.info->caps & FI_RMA) != 0 &&
+    ofi.has_rma = ofi.want_rma != 0 && (ofi.info->caps & FI_RMA) != 0 &&
                   (ofi.want_rma == 2 || strcmp(ofi.info->fabric_attr->prov_name, "sockets") != 0);
     if (check(fab.fabric(ofi.info->fabric_attr, &ofi.fabric, NULL), "fi_fabric") ||
         check(fi_domain(ofi.fabric, ofi.info, &ofi.domain, NULL), "fi_domain")) {
@@ -667,6 +668,8 @@ static void ofi_fini(void)
     memset(&ofi, 0, sizeof(ofi));
 }
 
+static int win_rma_ok(void);
+
 static const char *ofi_provider(void)
 {
     return ofi.info ? ofi.info->fabric_attr->prov_name : "";
@@ -674,7 +677,7 @@ static const char *ofi_provider(void)
 
 static unsigned ofi_caps(void)
 {
-    return ofi.has_rma ? WEFT_TRANSPORT_CAP_RMA : 0;
+    return (ofi.has_rma ? WEFT_TRANSPORT_CAP_RMA : 0) | (win_rma_ok() ? WEFT_TRANSPORT_CAP_ONESIDED : 0);
 }
 
 /* ---- RMA (RGET) -------------------------------------------------------- */
@@ -737,6 +740,103 @@ static size_t ofi_max_rma(void)
     size_t m = ofi.info ? ofi.info->ep_attr->max_msg_size : 0;
 
     return m > ((size_t)1 << 30) || m == 0 ? (size_t)1 << 30 : m;
+}
+
+/* ---- One-sided windows ------------------------------------------------- */
+
+/* Window RMA needs FI_RMA and no local registration (origin buffers are
+ * the user's, any memory). */
+static int win_rma_ok(void)
+{
+    return ofi.info != NULL && (ofi.info->caps & FI_RMA) != 0 &&
+           (ofi.info->domain_attr->mr_mode & FI_MR_LOCAL) == 0;
+}
+
+static weft_status_t ofi_win_register(void *buf, size_t len, uint64_t *key_p, uint64_t *addr_p,
+                                      void **handle_p)
+{
+    static uint64_t next_key = (uint64_t)1 << 40; /* apart from mem_register's keys */
+    struct fid_mr  *mr;
+    int             rc;
+
+    rc = fi_mr_reg(ofi.domain, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, next_key++, 0,
+                   &mr, NULL);
+    if (rc != 0) {
+        weft_log_error("netmod: fi_mr_reg of a %zu-byte window failed: %s", len,
+                       fab.strerror(-rc));
+        return WEFT_ERROR;
+    }
+    *key_p    = fi_mr_key(mr);
+    *addr_p   = (ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)buf : 0;
+    *handle_p = mr;
+    return WEFT_OK;
+}
+
+/* One window put or get; the op's context carries cnt (is_rx 3). Puts ask
+ * for delivery completion: the data is in the target's memory when it
+ * completes, so the operation is complete (MPI remote completion) then. */
+static weft_status_t win_rma(int peer, void *local, size_t len, uint64_t raddr, uint64_t key,
+                             weft_rma_count_t *cnt, int put)
+{
+    ofi_buf_t        *op;
+    struct iovec      iov  = {local, len};
+    struct fi_rma_iov riov = {raddr, len, key};
+    struct fi_msg_rma msg  = {0};
+    ssize_t           rc;
+
+    /* Completions in flight stay within the CQ: at most OFI_TX_BUFS window
+     * operations beyond the sends (whose buffers bound them). */
+    if (ofi.tx_inflight >= OFI_TX_BUFS || (op = calloc(1, sizeof(*op))) == NULL) {
+        return WEFT_AGAIN;
+    }
+    op->is_rx = 3;
+    op->dst   = peer;
+    op->len   = len;
+    op->data  = (char *)cnt;
+    msg.msg_iov       = &iov;
+    msg.iov_count     = 1;
+    msg.addr          = ofi.addrs[peer];
+    msg.rma_iov       = &riov;
+    msg.rma_iov_count = 1;
+    msg.context       = op;
+    rc = put ? fi_writemsg(ofi.ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE)
+             : fi_readmsg(ofi.ep, &msg, FI_COMPLETION);
+    if (rc == 0) {
+        ofi.tx_inflight++;
+        cnt->pending++;
+        return WEFT_OK;
+    }
+    free(op);
+    if (rc == -FI_EAGAIN) {
+        return WEFT_AGAIN;
+    }
+    cnt->failed = (int)-rc;
+    peer_failed(peer, (int)-rc, put ? "writing remote window memory" : "reading remote window memory");
+    return WEFT_UNREACHABLE;
+}
+
+static weft_status_t ofi_rma_put(int peer, const void *local, size_t len, uint64_t raddr,
+                                 uint64_t key, weft_rma_count_t *cnt)
+{
+    return win_rma(peer, (void *)local, len, raddr, key, cnt, 1);
+}
+
+static weft_status_t ofi_rma_get(int peer, void *local, size_t len, uint64_t raddr, uint64_t key,
+                                 weft_rma_count_t *cnt)
+{
+    return win_rma(peer, local, len, raddr, key, cnt, 0);
+}
+
+static void win_rma_done(ofi_buf_t *b, int err)
+{
+    weft_rma_count_t *cnt = (weft_rma_count_t *)b->data;
+
+    ofi.tx_inflight--;
+    cnt->pending--;
+    if (err) {
+        cnt->failed = err;
+    }
+    free(b);
 }
 
 static size_t ofi_max_payload(void)
@@ -870,6 +970,12 @@ static void cq_error(void)
     }
     b = err.op_context;
     if (err.err == FI_ECANCELED) {
+        return;
+    }
+    if (b != NULL && b->is_rx == 3) {
+        int dst = b->dst;
+        win_rma_done(b, err.err);
+        peer_failed(dst, err.err, "a window put/get completed with an error");
         return;
     }
     if (b != NULL && b->is_rx != 1) {
@@ -1145,6 +1251,10 @@ static int ofi_progress(void)
     }
     for (ssize_t i = 0; i < n; i++) {
         ofi_buf_t *b = ent[i].op_context;
+        if (b->is_rx == 3) {
+            win_rma_done(b, 0);
+            continue;
+        }
         if (b->is_rx == 2) {
             ofi.tx_inflight--;
             void  *cookie = b->data;
@@ -1276,4 +1386,7 @@ const weft_transport_ops_t weft_ofi_ops = {
     .dyn_name       = ofi_dyn_name,
     .dyn_add_peer   = ofi_dyn_add_peer,
     .dyn_forget     = ofi_dyn_forget,
+    .win_register   = ofi_win_register,
+    .rma_put        = ofi_rma_put,
+    .rma_get        = ofi_rma_get,
 };
