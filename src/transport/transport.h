@@ -163,7 +163,8 @@ typedef struct {
     /* Make id (>= job size, ids added in increasing order, no gaps) the
      * process at endpoint name whose sends carry uid. */
     weft_status_t (*dyn_add_peer)(int id, const void *name, size_t len, uint64_t uid);
-    /* No more keepalives to id (it disconnected: it may exit at will). */
+    /* No more keepalives, sends or goodbyes to id (it disconnected: it may
+     * exit at will; or, a job rank too, core found it lost). */
     void          (*dyn_forget)(int id);
 
     /* ---- One-sided windows (CAP_ONESIDED) ----

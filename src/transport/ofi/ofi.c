@@ -63,6 +63,7 @@
 
 #include "transport/ofi/ofi_quirks.h"
 #include "util/log.h"
+#include "util/tunables.h"
 
 /* libfabric is opened at netmod init (dlopen), not linked: its psm provider
  * libraries install a SIGSEGV handler from their constructors
@@ -239,7 +240,9 @@ static struct {
     uint64_t            uid;      /* ours */
     uint64_t           *peer_uid; /* per peer; 0 for job ranks */
     int                *inflight; /* per peer: fi_sends not completed */
-    unsigned char      *gone;     /* per peer: dyn_forget called */
+    unsigned char      *gone;     /* per peer: GONE_* bits */
+    time_t             *ka_since; /* per peer: a keepalive pending and nothing heard
+                                     from it since (0: none) */
     early_t            *orphans;  /* from uids not added yet, arrival order */
     int                 drain_due;
     unsigned            polls;
@@ -533,6 +536,7 @@ static int peers_grow(int n)
     GROW(peer_uid);
     GROW(inflight);
     GROW(gone);
+    GROW(ka_since);
 #undef GROW
     ofi.cap = cap;
     return 0;
@@ -657,6 +661,7 @@ static void ofi_fini(void)
     free(ofi.peer_uid);
     free(ofi.inflight);
     free(ofi.gone);
+    free(ofi.ka_since);
     free(ofi.talked);
     free(ofi.send_seq);
     free(ofi.recv_seq);
@@ -856,9 +861,13 @@ static void *ofi_am_reserve(int dst, size_t len)
 
 /* A process of another job we disconnected from: its address left the AV,
  * so nothing may be sent to it any more (libfabric would crash). */
+#define GONE_LOST 1 /* dyn_forget called, or lost (peer_failed) */
+#define GONE_BYE  2 /* its goodbye arrived (finalize) */
+#define GONE_FORGOTTEN 4 /* dyn_forget done: its address left the AV */
+
 static int peer_gone(int p)
 {
-    return p >= ofi.size && p < ofi.npeers && ofi.gone[p];
+    return p < ofi.npeers && (ofi.gone[p] & GONE_LOST);
 }
 
 static void peer_failed(int dst, int err, const char *what)
@@ -872,6 +881,9 @@ static void peer_failed(int dst, int err, const char *what)
     snprintf(why, sizeof(why), "%s: %s (libfabric provider %s)", what, fab.strerror(err),
              ofi_provider());
     ofi.peer_lost(dst, why);
+    /* Lost for good: nothing more goes to it, and it owes no goodbye. */
+    ofi.talked[dst] = 0;
+    ofi.gone[dst] |= GONE_LOST;
 }
 
 /* Hand b to the provider: 0 accepted, 1 try again later. */
@@ -901,12 +913,9 @@ static int post_send(ofi_buf_t *b)
         return 1;
     }
     peer_failed(b->dst, (int)-rc, "sending");
-    if (b->dst >= ofi.size) { /* a lost process of another job: drop, go on */
-        b->next     = ofi.free_tx;
-        ofi.free_tx = b;
-        return 0;
-    }
-    return 1;
+    b->next     = ofi.free_tx; /* lost: drop it, go on */
+    ofi.free_tx = b;
+    return 0;
 }
 
 static weft_status_t ofi_am_commit(int dst, uint8_t type, int32_t tag, uint32_t context,
@@ -977,7 +986,7 @@ static void cq_error(void)
         peer_failed(b->dst, err.err,
                     b->is_rx == 2 ? "remote read completed with an error"
                                   : "send completed with an error");
-        if (b->is_rx == 0 && b->dst >= ofi.size) { /* survived: recycle */
+        if (b->is_rx == 0) { /* survived: recycle */
             b->next     = ofi.free_tx;
             ofi.free_tx = b;
         }
@@ -993,9 +1002,11 @@ static void deliver(const net_hdr_t *h, const void *payload)
     weft_am_t msg = {h->type, h->tag, h->context, h->src, h->len, payload};
 
     ofi.recv_seq[h->world]++;
-    ofi.talked[h->world] = !peer_gone(h->world);
+    ofi.talked[h->world]   = !peer_gone(h->world);
+    ofi.ka_since[h->world] = 0; /* alive */
     if (h->type == WEFT_AM_NETMOD_BYE) {
         ofi.byes_got++;
+        ofi.gone[h->world] |= GONE_BYE;
     } else if (h->type != WEFT_AM_NETMOD_KEEPALIVE) {
         ofi.handlers[h->type](h->world, &msg);
     }
@@ -1030,9 +1041,34 @@ static void keepalives(void)
     if (now.tv_sec == ofi.last_keepalive) {
         return;
     }
+    if (now.tv_sec - ofi.last_keepalive > 2) {
+        /* We were away from MPI (completions unread): time only what we saw. */
+        for (int p = 0; p < ofi.npeers; p++) {
+            ofi.ka_since[p] = ofi.ka_since[p] ? now.tv_sec : 0;
+        }
+    }
     ofi.last_keepalive = now.tv_sec;
     for (int p = 0; p < ofi.npeers; p++) {
-        if (ofi.talked[p] && !peer_gone(p) && ofi_am_reserve(p, 0) != NULL) {
+        if (!ofi.talked[p] || peer_gone(p)) {
+            continue;
+        }
+        /* A dead process's connection may only be refused, again and again,
+         * inside the provider (ofi_rxm reconnects and keeps the send): a
+         * keepalive that has not left for this long, with nothing heard from
+         * the peer meanwhile (a live one in MPI sends its own every second),
+         * means it is gone. */
+        if (ofi.ka_since[p] != 0 && weft_tunables.NETMOD_PEER_TIMEOUT > 0 &&
+            now.tv_sec - ofi.ka_since[p] >= weft_tunables.NETMOD_PEER_TIMEOUT) {
+            char why[128];
+            snprintf(why, sizeof(why), "nothing heard from it, and a keepalive undelivered, for %lld s "
+                     "(WEFT_NETMOD_PEER_TIMEOUT)", (long long)(now.tv_sec - ofi.ka_since[p]));
+            ofi.peer_lost(p, why);
+            ofi.talked[p] = 0;
+            ofi.gone[p] |= GONE_LOST;
+            continue;
+        }
+        if (ofi.ka_since[p] == 0 && ofi_am_reserve(p, 0) != NULL) {
+            ofi.ka_since[p] = now.tv_sec;
             ofi_am_commit(p, WEFT_AM_NETMOD_KEEPALIVE, 0, 0, 0, 0);
         }
     }
@@ -1150,11 +1186,12 @@ static weft_status_t ofi_dyn_add_peer(int id, const void *name, size_t len, uint
 
 static void ofi_dyn_forget(int id)
 {
-    if (id < ofi.size || id >= ofi.npeers) {
-        return;
+    if (id < 0 || id >= ofi.npeers || (id < ofi.size && !ofi.uses_netmod[id]) ||
+        (ofi.gone[id] & GONE_FORGOTTEN)) {
+        return; /* (a job rank: core found it lost; or lost, then disconnected) */
     }
     ofi.talked[id] = 0;
-    ofi.gone[id]   = 1;
+    ofi.gone[id] |= GONE_LOST | GONE_FORGOTTEN;
     /* Forget its address too: a later process may get the same host:port,
      * and must not inherit the provider's connection to this one. */
     fi_av_remove(ofi.av, &ofi.addrs[id], 1, 0);
@@ -1227,6 +1264,9 @@ static int ofi_progress(void)
             continue;
         }
         if (!b->is_rx) {
+            if (b->data[0] == WEFT_AM_NETMOD_KEEPALIVE) {
+                ofi.ka_since[b->dst] = 0;
+            }
             ofi.tx_inflight--;
             ofi.inflight[b->dst]--;
             b->next     = ofi.free_tx;
@@ -1264,8 +1304,8 @@ static int stuck_sends(void)
 {
     int n = 0;
 
-    for (int p = ofi.size; p < ofi.npeers; p++) {
-        n += ofi.gone[p] ? ofi.inflight[p] : 0;
+    for (int p = 0; p < ofi.npeers; p++) {
+        n += peer_gone(p) ? ofi.inflight[p] : 0;
     }
     return n;
 }
@@ -1290,7 +1330,13 @@ static int ofi_quiesce_done(void)
         }
         ofi.byes_to_send++;
     }
-    return ofi.byes_got >= ofi.byes_due && ofi.tx_inflight == stuck_sends() &&
+    /* Every peer said goodbye, or is lost (it never will). */
+    for (int p = 0; p < ofi.size; p++) {
+        if (ofi.uses_netmod[p] && ofi.gone[p] == 0) {
+            return 0;
+        }
+    }
+    return ofi.tx_inflight == stuck_sends() &&
            ofi.queue_head == NULL;
 }
 
