@@ -19,9 +19,22 @@ KINDs: COMM COMM_OR_NULL INTRACOMM DATATYPE DATATYPE_ANY DATATYPE_OR_NULL OP
   OP_ANY INFO INFO_NOTNULL ERRHANDLER GROUP GROUP_OR_NULL COUNT NONNEG
   BUF(count,datatype) RANK(comm) DEST(comm) SOURCE(comm) TAG RECV_TAG OUT
   REQUEST_OUT REQUEST_INOUT WIN WIN_OR_NULL SESSION FILE RAW
-Directives: custom  noinit  impl=<name>  errobj=<param>  nocheck
+Directives: custom  noinit  impl=<name>  errobj=<param>  nocheck  coll
   errobj=file:<C expression> sends errors to the handler of that MPI_File
   (MPI_File_open/delete: MPI_FILE_NULL; MPI_File_close: *fh).
+
+Collectives (directive coll): the impl itself is generated too, into
+coll_gen.c, with the prototypes of what it calls in coll_gen.h. Every form of
+a collective X (blocking, MPI_IX non-blocking, X_init persistent, and their
+_c large-count twins) calls one hand-written weft_coll_call_<x>() in
+src/coll/coll_api.c with the large-count argument shapes plus a mode
+(WEFT_COLL_MODE_BLOCKING / _NONBLOCKING / _PERSISTENT of coll_internal.h, from
+the name) and the request (NULL when blocking); a persistent form's info is
+not passed. int arrays of counts or displacements are widened to MPI_Count / MPI_Aint first,
+so they need a kind saying how many elements are significant at this rank:
+  COUNTS(len) DISPLS(len), len one of: peer (comm's peer group size), size
+  (comm's size), root (peer group size at the root, else 0), indeg / outdeg
+  (topology in- / out-degree).
 Handle parameters passed by value and not named get the default kind of their
 type (COMM, DATATYPE, OP, INFO, ERRHANDLER, GROUP, WIN, SESSION).
 A function X whose twin X_c exists shares X_c's impl when the two differ only
@@ -69,6 +82,18 @@ CONVERT = {
 }
 
 SCALAR_WIDEN = {("int", "MPI_Count"), ("int", "MPI_Aint"), ("MPI_Aint", "MPI_Count")}
+
+# Collectives: how many elements of a COUNTS/DISPLS array are significant
+# (helpers in src/coll/coll_api.c).
+COLL_ARRAY_LEN = {
+    "peer": "comm->peer_size",
+    "size": "comm->size",
+    "root": "weft_coll_root_peers(root, comm)",
+    "indeg": "weft_coll_topo_degree(comm, 0)",
+    "outdeg": "weft_coll_topo_degree(comm, 1)",
+}
+COLL_ARRAY_WIDE = {"COUNTS": ("MPI_Count", "weft_coll_widen_counts"),
+                   "DISPLS": ("MPI_Aint", "weft_coll_widen_displs")}
 
 
 class Param:
@@ -346,6 +371,7 @@ def merge_kinds(twin, base):
     twin.kinds = dict(base.kinds)
     twin.directives = {k: v for k, v in base.directives.items() if k != "impl"}
     twin.listed = True
+    twin.shares_impl = True  # calls base's impl: nothing of its own to generate
     return twin
 
 
@@ -363,6 +389,100 @@ def is_implemented(f, funcs):
         base = funcs.get(f.name[:-2])
         return base is not None and base.listed and shares_c_impl(base, f)
     return False
+
+
+def coll_form(f, funcs):
+    """(mode, blocking function) of a collective entry point, from its name."""
+    name = f.name
+    if name.endswith("_c") and name[:-2] in funcs:
+        name = name[:-2]
+    if name.endswith("_init"):
+        return "PERSISTENT", funcs[name[:-5]]
+    blocking = "MPI_" + name[5:6].upper() + name[6:]
+    if name[4] == "I" and blocking in funcs:
+        return "NONBLOCKING", funcs[blocking]
+    return "BLOCKING", funcs[name]
+
+
+def coll_call_name(blocking):
+    return "weft_coll_call_" + blocking.name[4:].lower()
+
+
+def coll_call_prototype(blocking, funcs):
+    """weft_coll_call_<x>(): the blocking form's parameters with handles
+    converted and counts, displacements and scalars in their large-count
+    types (from the _c twin), then the mode and the request."""
+    typesrc = funcs.get(blocking.name + "_c", blocking)
+    params = []
+    for p, tp in zip(blocking.params, typesrc.params):
+        k = kind_of(blocking, p)
+        params.append(p.decl(ctype=CONVERT[k][0]) if k in CONVERT else tp.decl(name=p.name))
+    params += ["int mode", "MPI_Request *request"]
+    return f"int {coll_call_name(blocking)}({', '.join(params)})"
+
+
+def gen_coll_impl(f, funcs):
+    """The impl of collective entry point f: widen int arrays, then call
+    weft_coll_call_<x>() in f's mode."""
+    mode, blocking = coll_form(f, funcs)
+    twin = funcs.get(f.name + "_c")
+    typesrc = twin if twin is not None and shares_c_impl(f, twin) else f
+    head = f"int {impl_name(f)}({', '.join(impl_params(f, typesrc)) or 'void'})"
+    pmap = {p.name: p for p in f.params}
+    pre, post, args = [], [], []
+    for bp in blocking.params:
+        p = pmap.get(bp.name)
+        if p is None:
+            sys.exit(f"{f.name}: no parameter {bp.name} of {blocking.name}")
+        m = re.match(r"^(COUNTS|DISPLS)\((\w+)\)$", kind_of(f, p))
+        if p.array and p.base_type == "int":
+            if not m or m.group(2) not in COLL_ARRAY_LEN:
+                sys.exit(f"{f.name}: int array {p.name} needs kind COUNTS(len) or DISPLS(len), "
+                         f"len one of {', '.join(COLL_ARRAY_LEN)}")
+            wtype, widen = COLL_ARRAY_WIDE[m.group(1)]
+            pre.append(f"{wtype} *{p.name}_w = NULL;")
+            post.append(f"{widen}({p.name}, {COLL_ARRAY_LEN[m.group(2)]}, &{p.name}_w)")
+            args.append(f"{p.name}_w")
+        else:
+            args.append(p.name)
+    args += [f"WEFT_COLL_MODE_{mode}", "request" if mode != "BLOCKING" else "NULL"]
+    body = [head, "{"]
+    if mode == "PERSISTENT":
+        body.append("    (void)info;")
+    call = f"{coll_call_name(blocking)}({', '.join(args)})"
+    if not post:
+        body.append(f"    return {call};")
+    else:
+        body += ["    " + x for x in pre]
+        body.append(f"    int rc = {post[0]};")
+        body += [f"    WEFT_TRY(rc, {w});" for w in post[1:]]
+        body.append(f"    WEFT_TRY(rc, {call});")
+        body += [f"    free({p}_w);" for p in [a[:-2] for a in args if a.endswith("_w")]]
+        body.append("    return rc;")
+    body.append("}")
+    return "\n".join(body) + "\n"
+
+
+def write_coll(out_dir, funcs):
+    colls = [f for f in funcs.values() if f.listed and "coll" in f.directives
+             and not getattr(f, "shares_impl", False)]
+    calls = {}
+    for f in colls:
+        b = coll_form(f, funcs)[1]
+        calls[b.name] = b
+    header = ["/* GENERATED by src/api/gen_api.py: the weft_coll_call_*() functions the",
+              " * generated collective impls (coll_gen.c) call; defined in src/coll/coll_api.c. */",
+              "#ifndef WEFT_COLL_GEN_H", "#define WEFT_COLL_GEN_H",
+              "#include <mpi.h>", "#include \"core/object_types.h\"", ""]
+    header += [coll_call_prototype(b, funcs) + ";" for b in calls.values()]
+    header.append("#endif")
+    body = ["/* GENERATED by src/api/gen_api.py from src/api/kinds/coll.txt (directive coll):",
+            " * the impls of the collective entry points. */",
+            "#include <stdlib.h>", "#include \"api_impl.h\"", "#include \"coll_gen.h\"",
+            "#include \"coll/coll_internal.h\"", ""]
+    body += [gen_coll_impl(f, funcs) for f in colls]
+    (out_dir / "coll_gen.h").write_text("\n".join(header) + "\n")
+    (out_dir / "coll_gen.c").write_text("\n".join(body) + "\n")
 
 
 def write_status(path, funcs, notes=None):
@@ -444,6 +564,7 @@ def main():
     (out_dir / "api_gen.c").write_text("\n".join(body) + "\n")
     (out_dir / "api_impl.h").write_text("\n".join(protos) + "\n")
     (out_dir / "api_gen.h").write_text("/* GENERATED: see api_impl.h */\n#include \"api_impl.h\"\n")
+    write_coll(out_dir, funcs)
     write_status(o.status, funcs, o.notes)
 
 

@@ -25,6 +25,7 @@
 #include "core/dev/peer.h"
 #include "core/errors.h"
 #include "core/group.h"
+#include "core/pt2pt.h"
 #include "core/runtime.h"
 #include "util/log.h"
 #include "util/tunables.h"
@@ -41,18 +42,23 @@ const char *const weft_coll_names[WEFT_COLL_COUNT] = {
 #define WEFT_COLL_KIND_INTER 1
 
 const weft_coll_alg_t weft_coll_algs[WEFT_ALG_COUNT] = {
-#define WEFT_COLL_ALG(_coll, _lcoll, _kind, _lkind, _name, _flags, _desc)                      \
+#define WEFT_COLL_ALG(_coll, _lcoll, _kind, _lkind, _name, _flags, _forms, _desc)              \
     { WEFT_COLL_##_coll, WEFT_COLL_KIND_##_kind, #_name, (_flags),                             \
-      weft_coll_##_lcoll##_##_lkind##_##_name, _desc },
+      WEFT_COLL_BUILD_OF_##_forms(weft_coll_##_lcoll##_##_lkind##_##_name),                   \
+      WEFT_COLL_RUN_OF_##_forms(weft_coll_##_lcoll##_##_lkind##_##_name), _desc },
 #include "coll/algorithms.def"
 #undef WEFT_COLL_ALG
 };
 
 /* ---- per-communicator state ---------------------------------------------- */
 
+static void coll_comm_destroy(weft_comm_t *comm);
+
 struct weft_coll_comm *weft_coll_comm_get(weft_comm_t *comm)
 {
     if (comm->coll == NULL) {
+        /* idempotent; here so it is in place whenever some state exists */
+        weft_comm_destroy_register(coll_comm_destroy);
         comm->coll = calloc(1, sizeof(*comm->coll));
         if (comm->coll == NULL) {
             weft_runtime_abort(1, "out of memory (collective state)");
@@ -69,7 +75,16 @@ int weft_coll_next_tag(weft_comm_t *comm)
     return t;
 }
 
-void weft_comm_destroy_hook(weft_comm_t *comm)
+int weft_coll_send_now(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
+                       weft_comm_t *comm)
+{
+    if (weft_send_eager_now(buf, count, dt, dest, tag, comm, WEFT_CTX_COLL)) {
+        return MPI_SUCCESS;
+    }
+    return weft_send(buf, count, dt, dest, tag, comm, WEFT_CTX_COLL);
+}
+
+static void coll_comm_destroy(weft_comm_t *comm)
 {
     struct weft_coll_comm *cc = comm->coll;
     if (cc == NULL) {
@@ -567,13 +582,9 @@ static int shm_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
         weft_tunables.WAIT_POLICY == 3 /* blocking */) {
         return 0;
     }
-    /* non-blocking and persistent: the algorithms with a schedule form
-     * (a poll step, src/coll/shm), on one node */
-    if (!a->blocking &&
-        !((a->coll == WEFT_COLL_BCAST || a->coll == WEFT_COLL_REDUCE ||
-           a->coll == WEFT_COLL_ALLREDUCE || a->coll == WEFT_COLL_GATHER ||
-           a->coll == WEFT_COLL_ALLGATHER || a->coll == WEFT_COLL_SCATTER) &&
-          cc->nodes == 1 && !a->nested)) {
+    /* non-blocking and persistent (rows with a schedule form: a poll step,
+     * src/coll/shm/shm_sched.c): on one node */
+    if (!a->blocking && (cc->nodes != 1 || a->nested)) {
         return 0;
     }
     switch (a->coll) {
@@ -595,6 +606,9 @@ int weft_coll_alg_ok(int alg, const weft_coll_args_t *a)
     unsigned               f    = d->flags;
 
     if (d->coll != a->coll || d->inter != comm->is_inter) {
+        return 0;
+    }
+    if (!a->blocking && d->build == NULL) { /* a direct run only */
         return 0;
     }
     if ((f & WEFT_R_COMMUTATIVE) && a->op && !weft_op_is_commutative(a->op)) {
@@ -748,9 +762,27 @@ weft_sched_t *weft_coll_schedule(int alg, const weft_coll_args_t *a, int *rc)
     return s;
 }
 
+int weft_coll_run_blocking(int alg, const weft_coll_args_t *a)
+{
+    weft_sched_t *s;
+    int           rc;
+
+    if (weft_coll_algs[alg].run != NULL) {
+        return weft_coll_algs[alg].run(a);
+    }
+    s = weft_coll_schedule(alg, a, &rc);
+    return s == NULL ? rc : weft_sched_run(s);
+}
+
 int weft_coll_build(weft_sched_t *s, int alg, const weft_coll_args_t *a)
 {
-    int rc = weft_sched_use(s, a->comm);
+    int rc;
+
+    if (weft_coll_algs[alg].build == NULL) {
+        return weft_error(MPI_ERR_INTERN, "collective algorithm %s has no schedule form",
+                          weft_coll_algs[alg].name);
+    }
+    rc = weft_sched_use(s, a->comm);
     if (rc != MPI_SUCCESS) {
         return rc;
     }

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * Impls of every collective entry point: blocking, non-blocking (MPI_I*),
- * persistent (*_init), neighborhood and large-count forms.
+ * What is per-collective in a collective call: blocking, non-blocking
+ * (MPI_I*), persistent (*_init), neighborhood and large-count forms all
+ * come here through weft_coll_call_<coll>(), which takes the large-count
+ * argument shapes and a mode. The impls of the entry points, which widen
+ * int count/displacement arrays and pick the mode, are generated from
+ * src/api/kinds/coll.txt (directive coll, see src/api/gen_api.py) into
+ * coll_gen.c, with the prototypes of these functions in coll_gen.h.
  *
- * Each collective has one do_<coll>() taking the large-count argument
- * shapes: it checks the arguments (roots, MPI_IN_PLACE rules, datatypes
- * significant at this rank, op/type compatibility), fills a
- * weft_coll_args_t and hands it to run(), which selects the algorithm,
- * builds the schedule and runs it (blocking), starts it (non-blocking) or
- * keeps it (persistent). The int-array forms widen their arrays first.
+ * Each weft_coll_call_<coll>() checks the arguments (roots, MPI_IN_PLACE
+ * rules, datatypes significant at this rank, op/type compatibility), fills
+ * a weft_coll_args_t and hands it to weft_coll_run() (coll_run.c), which
+ * selects the algorithm and runs it (blocking: the row's direct run or its
+ * schedule), starts its schedule (non-blocking) or keeps it (persistent).
  *
  * What is detected of mismatched arguments across ranks: nothing is
  * exchanged to compare them, but no transfer can overrun a buffer: every
@@ -17,278 +21,32 @@
  * reported as MPI_ERR_TRUNCATE by point-to-point (the collective returns
  * it) and a shorter one leaves the rest of the buffer untouched. Different
  * roots or different op/algorithm choices can deadlock, as in every MPI.
- *
- * Persistent requests: the handle is an outer persistent request whose
- * `state` is an inner WEFT_REQ_COLL request. MPI_Start only marks the outer
- * one active; the schedule (built once at init) is rewound and started the
- * first time Wait/Test/progress polls the inner request. When the request
- * layer frees a finished inner request, its on_free installs a fresh one
- * for the next start.
+
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api_impl.h"
+#include "coll_gen.h"
 #include "coll/coll_internal.h"
 #include "core/errors.h"
 #include "core/pt2pt.h"
 #include "core/topo.h"
 
-enum { MODE_BLOCKING, MODE_NONBLOCKING, MODE_PERSISTENT };
-
-/* ---- requests -------------------------------------------------------------- */
-
-static int nb_progress(weft_request_t *req)
-{
-    int           rc;
-    weft_sched_t *s = req->state;
-    /* the progress hook finishes it; this only lets Wait/Test push it too */
-    if (s && weft_sched_advance(s, &rc)) {
-        return 1;
-    }
-    return 0;
-}
-
-static void nb_free(weft_request_t *req)
-{
-    weft_sched_free(req->state);
-    req->state = NULL;
-}
-
-typedef struct {
-    weft_sched_t   *sched;
-    weft_request_t *outer, *inner;
-    int             started; /* current inner request started its run */
-    int             closing; /* outer freed: inner frees, no replacement */
-} pers_t;
-
-static int  pers_inner_progress(weft_request_t *req);
-static void pers_inner_free(weft_request_t *req);
-
-static weft_request_t *pers_inner_new(pers_t *p)
-{
-    weft_request_t *t = weft_request_alloc(WEFT_REQ_COLL);
-    if (t != NULL) {
-        t->state    = p;
-        t->progress = pers_inner_progress;
-        t->on_free  = pers_inner_free;
-    }
-    p->inner   = t;
-    p->started = 0;
-    return t;
-}
-
-static int pers_inner_progress(weft_request_t *req)
-{
-    pers_t *p = req->state;
-    if (!p->started) {
-        p->started = 1;
-        weft_sched_rewind(p->sched);
-        weft_sched_start(p->sched, req);
-    }
-    return 0;
-}
-
-static void pers_inner_free(weft_request_t *req)
-{
-    pers_t *p = req->state;
-    req->state = NULL;
-    if (p->closing) {
-        weft_sched_free(p->sched);
-        free(p);
-        return;
-    }
-    /* finished run: the request layer drops this inner request (and set
-     * outer->state to NULL just before); install the next one */
-    weft_request_t *t = pers_inner_new(p);
-    p->outer->state   = t;
-}
-
-static int pers_outer_progress(weft_request_t *req)
-{
-    (void)req;
-    return 0;
-}
-
-static void pers_outer_free(weft_request_t *req)
-{
-    pers_t *p = req->greq_extra; /* the request layer may have cleared state */
-    if (p == NULL) {
-        return;
-    }
-    req->state      = NULL;
-    req->greq_extra = NULL;
-    weft_request_t *t = p->inner;
-    p->closing        = 1;
-    if (t->hdr.magic == WEFT_MAGIC(WEFT_KIND_REQUEST) && (!p->started || weft_request_is_complete(t))) {
-        weft_request_free(t); /* frees p through pers_inner_free */
-    }
-    /* otherwise a running inner request was handed to the zombie list and
-     * frees p when it is reaped */
-}
-
-/* ---- running a call ------------------------------------------------------- */
-
-/* ---- direct blocking paths ------------------------------------------------- */
-
-/* Small blocking calls whose algorithm is a plain exchange skip the schedule
- * and use point-to-point's request-free eager send and stack-request
- * receive: the same algorithm and the same per-communicator tag sequence as
- * the schedule would use, without building one (measured: a 2-rank 8-byte
- * bcast paid ~40 ns for the schedule over a 190 ns message). */
-#define DIRECT_MAX_BYTES 8192
-
-static int direct_send(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
-                       weft_comm_t *comm)
-{
-    if (weft_send_eager_now(buf, count, dt, dest, tag, comm, WEFT_CTX_COLL)) {
-        return MPI_SUCCESS;
-    }
-    return weft_send(buf, count, dt, dest, tag, comm, WEFT_CTX_COLL);
-}
-
-static int bcast_binomial_direct(const weft_coll_args_t *a)
-{
-    weft_comm_t *comm = a->comm;
-    int          size = comm->size, root = a->root;
-    int          rel  = (comm->rank - root + size) % size;
-    int          tag  = weft_coll_next_tag(comm);
-    int          mask = 1, rc = MPI_SUCCESS;
-
-    for (; mask < size; mask <<= 1) { /* receive from the parent */
-        if (rel & mask) {
-            rc = weft_recv_now(a->rbuf, a->count, a->dt, (rel - mask + root) % size, tag, comm,
-                               WEFT_CTX_COLL, MPI_STATUS_IGNORE);
-            break;
-        }
-    }
-    /* then the children, also after a truncated receive (ranks passed
-     * different counts): they are waiting for us */
-    for (mask >>= 1; mask > 0; mask >>= 1) {
-        if (rel + mask < size) {
-            int src = direct_send(a->rbuf, a->count, a->dt, (rel + mask + root) % size, tag, comm);
-            rc      = rc == MPI_SUCCESS ? src : rc;
-        }
-    }
-    return rc;
-}
-
-static int barrier_dissemination_direct(weft_comm_t *comm)
-{
-    int              size = comm->size, rank = comm->rank, tag = weft_coll_next_tag(comm);
-    int              rc   = MPI_SUCCESS;
-    char             token;
-    weft_datatype_t *byte = weft_datatype_from_handle(MPI_BYTE);
-
-    for (int dist = 1; dist < size && rc == MPI_SUCCESS; dist <<= 1) {
-        rc = direct_send(&token, 0, byte, (rank + dist) % size, tag, comm);
-        if (rc == MPI_SUCCESS) {
-            rc = weft_recv_now(&token, 0, byte, (rank - dist + size) % size, tag, comm,
-                               WEFT_CTX_COLL, MPI_STATUS_IGNORE);
-        }
-    }
-    return rc;
-}
-
-static int run_direct(int alg, const weft_coll_args_t *a)
-{
-    if (alg == WEFT_ALG_BARRIER_INTRA_dissemination) {
-        return barrier_dissemination_direct(a->comm);
-    }
-    return bcast_binomial_direct(a);
-}
-
-static int direct_ok(int alg, const weft_coll_args_t *a, int mode)
-{
-    if (mode != MODE_BLOCKING || a->comm->is_inter) {
-        return 0;
-    }
-    if (alg == WEFT_ALG_BARRIER_INTRA_dissemination) {
-        return 1;
-    }
-    return alg == WEFT_ALG_BCAST_INTRA_binomial && a->dt->is_contig &&
-           a->count * a->dt->size <= DIRECT_MAX_BYTES;
-}
-
-static int run(weft_coll_args_t *a, int mode, MPI_Request *request)
-{
-    int           alg, rc;
-    weft_sched_t *s;
-
-    a->blocking = mode == MODE_BLOCKING;
-    alg         = weft_coll_select(a);
-
-    if (alg < 0) {
-        return weft_error(MPI_ERR_INTERN, "no %s algorithm applies", weft_coll_names[a->coll]);
-    }
-    if ((weft_coll_algs[alg].flags & WEFT_R_SHM) && mode == MODE_BLOCKING) {
-        return weft_coll_shm_run(alg, a);
-    }
-    if (direct_ok(alg, a, mode)) {
-        return run_direct(alg, a);
-    }
-    s = weft_coll_schedule(alg, a, &rc);
-    if (s == NULL) {
-        return rc;
-    }
-    if (mode == MODE_BLOCKING) {
-        return weft_sched_run(s);
-    }
-    /* keep user objects alive while the schedule may still run */
-    weft_sched_hold(s, a->dt, a->op);
-    if (a->sdt != a->dt) {
-        weft_sched_hold(s, a->sdt, NULL);
-    }
-    if (a->rdt != a->dt && a->rdt != a->sdt) {
-        weft_sched_hold(s, a->rdt, NULL);
-    }
-    weft_request_t *r = weft_request_alloc(WEFT_REQ_COLL);
-    if (r == NULL) {
-        weft_sched_free(s);
-        return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
-    }
-    r->comm = a->comm;
-    weft_comm_retain(a->comm);
-    if (mode == MODE_NONBLOCKING) {
-        r->state    = s;
-        r->progress = nb_progress;
-        r->on_free  = nb_free;
-        weft_sched_start(s, r);
-        *request = (MPI_Request)r;
-        return MPI_SUCCESS;
-    }
-    pers_t *p = calloc(1, sizeof(*p));
-    if (p == NULL || pers_inner_new(p) == NULL) {
-        free(p);
-        weft_sched_free(s);
-        weft_request_free(r);
-        return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request");
-    }
-    p->sched      = s;
-    p->outer      = r;
-    r->persistent = 1;
-    r->state      = p->inner;
-    r->progress   = pers_outer_progress;
-    r->on_free    = pers_outer_free;
-    r->greq_extra = p; /* unused by WEFT_REQ_COLL requests otherwise */
-    *request = (MPI_Request)r;
-    return MPI_SUCCESS;
-}
-
-/* ---- argument checks ------------------------------------------------------ */
+/* ---- for the generated impls (coll_gen.c) ------------------------------------ */
 
 static int is_root(int root, const weft_comm_t *comm)
 {
     return comm->is_inter ? root == MPI_ROOT : root == comm->rank;
 }
 
-static int sig_root(int root, const weft_comm_t *comm)
+int weft_coll_root_peers(int root, const weft_comm_t *comm)
 {
     return is_root(root, comm) ? comm->peer_size : 0;
 }
 
-static int degree(weft_comm_t *comm, int out)
+int weft_coll_topo_degree(weft_comm_t *comm, int out)
 {
     int        in, o;
     const int *s, *d;
@@ -298,7 +56,7 @@ static int degree(weft_comm_t *comm, int out)
     return out ? o : in;
 }
 
-static int widen_counts(const int *in, int n, MPI_Count **out)
+int weft_coll_widen_counts(const int *in, int n, MPI_Count **out)
 {
     *out = NULL;
     if (in == NULL || n <= 0) {
@@ -314,7 +72,7 @@ static int widen_counts(const int *in, int n, MPI_Count **out)
     return MPI_SUCCESS;
 }
 
-static int widen_displs(const int *in, int n, MPI_Aint **out)
+int weft_coll_widen_displs(const int *in, int n, MPI_Aint **out)
 {
     *out = NULL;
     if (in == NULL || n <= 0) {
@@ -329,6 +87,8 @@ static int widen_displs(const int *in, int n, MPI_Aint **out)
     }
     return MPI_SUCCESS;
 }
+
+/* ---- argument checks ------------------------------------------------------ */
 
 static int check_root(int root, const weft_comm_t *comm)
 {
@@ -449,14 +209,14 @@ static void args_init(weft_coll_args_t *a, int coll, weft_comm_t *comm)
 
 /* ---- the collectives ------------------------------------------------------ */
 
-static int do_barrier(weft_comm_t *comm, int mode, MPI_Request *request)
+int weft_coll_call_barrier(weft_comm_t *comm, int mode, MPI_Request *request)
 {
     weft_coll_args_t a;
     args_init(&a, WEFT_COLL_BARRIER, comm);
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_bcast(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root,
+int weft_coll_call_bcast(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root,
                     weft_comm_t *comm, int mode, MPI_Request *request)
 {
     weft_coll_args_t a;
@@ -472,7 +232,7 @@ static int do_bcast(void *buffer, MPI_Count count, weft_datatype_t *datatype, in
     args_init(&a, WEFT_COLL_BCAST, comm);
     a.rbuf = buffer, a.count = count, a.dt = datatype, a.root = root;
     a.sdt = a.rdt = datatype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 /* Argument checks shared by gather(v) and scatter(v). The data side is what
@@ -557,7 +317,7 @@ static int rooted_take_part(int coll, int root, weft_comm_t *comm, MPI_Count blo
     MPI_Aint        *displs  = NULL;
     char            *scratch = NULL, reason[512];
 
-    if (mode == MODE_PERSISTENT || (comm->is_inter && root == MPI_PROC_NULL) ||
+    if (mode == WEFT_COLL_MODE_PERSISTENT || (comm->is_inter && root == MPI_PROC_NULL) ||
         (comm->is_inter ? root != MPI_ROOT && (root < 0 || root >= comm->peer_size)
                         : root < 0 || root >= comm->size) ||
         (!v && block < 0 && !me_root)) {
@@ -594,7 +354,7 @@ static int rooted_take_part(int coll, int root, weft_comm_t *comm, MPI_Count blo
         a.rbuf = me_root && !comm->is_inter ? MPI_IN_PLACE : scratch;
         a.sbuf = scratch, a.scounts = counts, a.sdispls = displs;
     }
-    (void)run(&a, MODE_BLOCKING, NULL);
+    (void)weft_coll_run(&a, WEFT_COLL_MODE_BLOCKING, NULL);
 out:
     free(scratch);
     free(counts);
@@ -618,7 +378,7 @@ static MPI_Count *root_v_bytes(const weft_comm_t *comm, const MPI_Count *counts,
     return b;
 }
 
-static int do_gather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+int weft_coll_call_gather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
                      void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root,
                      weft_comm_t *comm, int mode, MPI_Request *request)
 {
@@ -645,10 +405,10 @@ static int do_gather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *
     a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sends ? sendtype : recvtype;
     a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = me_root ? recvtype : a.sdt;
     a.root = root;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_gatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+int weft_coll_call_gatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                       weft_datatype_t *recvtype, int root, weft_comm_t *comm, int mode,
                       MPI_Request *request)
@@ -671,10 +431,10 @@ static int do_gatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t 
     a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = displs;
     a.rdt  = me_root ? recvtype : a.sdt;
     a.root = root;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_scatter(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+int weft_coll_call_scatter(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
                       void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root,
                       weft_comm_t *comm, int mode, MPI_Request *request)
 {
@@ -694,10 +454,10 @@ static int do_scatter(const void *sendbuf, MPI_Count sendcount, weft_datatype_t 
     a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvs ? recvtype : sendtype;
     a.sbuf = sendbuf, a.scount = sendcount, a.sdt = me_root ? sendtype : a.rdt;
     a.root = root;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_scatterv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+int weft_coll_call_scatterv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
                        weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount,
                        weft_datatype_t *recvtype, int root, weft_comm_t *comm, int mode,
                        MPI_Request *request)
@@ -720,10 +480,10 @@ static int do_scatterv(const void *sendbuf, const MPI_Count sendcounts[], const 
     a.sbuf = sendbuf, a.scounts = sendcounts, a.sdispls = displs;
     a.sdt  = me_root ? sendtype : a.rdt;
     a.root = root;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_allgather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+int weft_coll_call_allgather(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
                         void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype,
                         weft_comm_t *comm, int mode, MPI_Request *request)
 {
@@ -744,10 +504,10 @@ static int do_allgather(const void *sendbuf, MPI_Count sendcount, weft_datatype_
     a.scount = sendbuf == MPI_IN_PLACE ? recvcount : sendcount; /* ignored in place */
     a.sdt    = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
     a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_allgatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+int weft_coll_call_allgatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
                          void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                          weft_datatype_t *recvtype, weft_comm_t *comm, int mode,
                          MPI_Request *request)
@@ -769,10 +529,10 @@ static int do_allgatherv(const void *sendbuf, MPI_Count sendcount, weft_datatype
     args_init(&a, WEFT_COLL_ALLGATHERV, comm);
     a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
     a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = displs, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_alltoall(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
+int weft_coll_call_alltoall(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype,
                        void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype,
                        weft_comm_t *comm, int mode, MPI_Request *request)
 {
@@ -793,10 +553,10 @@ static int do_alltoall(const void *sendbuf, MPI_Count sendcount, weft_datatype_t
     a.scount = sendbuf == MPI_IN_PLACE ? recvcount : sendcount;
     a.sdt    = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
     a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_alltoallv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+int weft_coll_call_alltoallv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                         weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[],
                         const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm,
                         int mode, MPI_Request *request)
@@ -821,7 +581,7 @@ static int do_alltoallv(const void *sendbuf, const MPI_Count sendcounts[], const
     a.sbuf = sendbuf, a.scounts = sendcounts, a.sdispls = sdispls;
     a.sdt  = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
     a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = rdispls, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 static int alltoallw_common(int coll, const void *sendbuf, const MPI_Count sendcounts[],
@@ -857,18 +617,18 @@ static int alltoallw_common(int coll, const void *sendbuf, const MPI_Count sendc
         if (sendbuf == MPI_IN_PLACE) {
             a.scounts = recvcounts, a.sdispls = rdispls, a.sdts = rt;
         }
-        if (mode != MODE_BLOCKING) {
+        if (mode != WEFT_COLL_MODE_BLOCKING) {
             /* user datatypes of w-forms are used as given; the schedule is
              * built now, so the arrays need not outlive this call */
         }
-        rc = run(&a, mode, request);
+        rc = weft_coll_run(&a, mode, request);
     }
     free(st);
     free(rt);
     return rc;
 }
 
-static int do_alltoallw(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+int weft_coll_call_alltoallw(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                         const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm,
                         int mode, MPI_Request *request)
@@ -890,7 +650,7 @@ static int reduce_take_part(const void *sendbuf, MPI_Count count, weft_datatype_
     char             reason[512], *scratch;
     MPI_Aint         span;
 
-    if (mode == MODE_PERSISTENT || comm->is_inter || root < 0 || root >= comm->size ||
+    if (mode == WEFT_COLL_MODE_PERSISTENT || comm->is_inter || root < 0 || root >= comm->size ||
         count < 0 || dt == NULL || !weft_datatype_is_committed(dt) || op == NULL ||
         weft_op_check(op, dt) != MPI_SUCCESS) {
         return rc;
@@ -904,13 +664,13 @@ static int reduce_take_part(const void *sendbuf, MPI_Count count, weft_datatype_
         a.sbuf  = sendbuf == MPI_IN_PLACE ? (is_root(root, comm) ? MPI_IN_PLACE : a.rbuf) : sendbuf;
         a.count = count, a.dt = dt, a.op = op;
         a.sdt = a.rdt = dt, a.root = root;
-        (void)run(&a, MODE_BLOCKING, NULL);
+        (void)weft_coll_run(&a, WEFT_COLL_MODE_BLOCKING, NULL);
         free(scratch);
     }
     return weft_error(rc, "%s", reason);
 }
 
-static int do_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
+int weft_coll_call_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
                      weft_datatype_t *datatype, weft_op_t *op, int root, weft_comm_t *comm,
                      int mode, MPI_Request *request)
 {
@@ -930,10 +690,10 @@ static int do_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
     args_init(&a, WEFT_COLL_REDUCE, comm);
     a.sbuf = sendbuf, a.rbuf = recvbuf, a.count = count, a.dt = datatype, a.op = op;
     a.sdt = a.rdt = datatype, a.root = root;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
+int weft_coll_call_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
                         weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, int mode,
                         MPI_Request *request)
 {
@@ -945,10 +705,10 @@ static int do_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
     args_init(&a, WEFT_COLL_ALLREDUCE, comm);
     a.sbuf = sendbuf, a.rbuf = recvbuf, a.count = count, a.dt = datatype, a.op = op;
     a.sdt = a.rdt = datatype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+int weft_coll_call_reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                              weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, int mode,
                              MPI_Request *request)
 {
@@ -963,10 +723,10 @@ static int do_reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count
     args_init(&a, WEFT_COLL_REDUCE_SCATTER, comm);
     a.sbuf = sendbuf, a.rbuf = recvbuf, a.rcounts = recvcounts, a.dt = datatype, a.op = op;
     a.sdt = a.rdt = datatype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_reduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+int weft_coll_call_reduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                    weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm,
                                    int mode, MPI_Request *request)
 {
@@ -979,7 +739,7 @@ static int do_reduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_Count
     a.sbuf = sendbuf, a.rbuf = recvbuf, a.rcount = recvcount, a.dt = datatype, a.op = op;
     a.count = recvcount * comm->size;
     a.sdt = a.rdt = datatype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
 static int scan_common(int coll, const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -999,16 +759,16 @@ static int scan_common(int coll, const void *sendbuf, void *recvbuf, MPI_Count c
     args_init(&a, coll, comm);
     a.sbuf = sendbuf, a.rbuf = recvbuf, a.count = count, a.dt = datatype, a.op = op;
     a.sdt = a.rdt = datatype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_scan(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype,
+int weft_coll_call_scan(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype,
                    weft_op_t *op, weft_comm_t *comm, int mode, MPI_Request *request)
 {
     return scan_common(WEFT_COLL_SCAN, sendbuf, recvbuf, count, datatype, op, comm, mode, request);
 }
 
-static int do_exscan(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype,
+int weft_coll_call_exscan(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype,
                      weft_op_t *op, weft_comm_t *comm, int mode, MPI_Request *request)
 {
     return scan_common(WEFT_COLL_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm, mode,
@@ -1027,7 +787,7 @@ static int topo_check(weft_comm_t *comm, int *indeg, int *outdeg)
     return weft_topo_neighbors(comm, indeg, &s, outdeg, &d);
 }
 
-static int do_neighbor_allgather(const void *sendbuf, MPI_Count sendcount,
+int weft_coll_call_neighbor_allgather(const void *sendbuf, MPI_Count sendcount,
                                  weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount,
                                  weft_datatype_t *recvtype, weft_comm_t *comm, int mode,
                                  MPI_Request *request)
@@ -1044,10 +804,10 @@ static int do_neighbor_allgather(const void *sendbuf, MPI_Count sendcount,
     args_init(&a, WEFT_COLL_NEIGHBOR_ALLGATHER, comm);
     a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sendtype;
     a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_neighbor_allgatherv(const void *sendbuf, MPI_Count sendcount,
+int weft_coll_call_neighbor_allgatherv(const void *sendbuf, MPI_Count sendcount,
                                   weft_datatype_t *sendtype, void *recvbuf,
                                   const MPI_Count recvcounts[], const MPI_Aint displs[],
                                   weft_datatype_t *recvtype, weft_comm_t *comm, int mode,
@@ -1065,10 +825,10 @@ static int do_neighbor_allgatherv(const void *sendbuf, MPI_Count sendcount,
     args_init(&a, WEFT_COLL_NEIGHBOR_ALLGATHERV, comm);
     a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sendtype;
     a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = displs, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_neighbor_alltoall(const void *sendbuf, MPI_Count sendcount,
+int weft_coll_call_neighbor_alltoall(const void *sendbuf, MPI_Count sendcount,
                                 weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount,
                                 weft_datatype_t *recvtype, weft_comm_t *comm, int mode,
                                 MPI_Request *request)
@@ -1085,10 +845,10 @@ static int do_neighbor_alltoall(const void *sendbuf, MPI_Count sendcount,
     args_init(&a, WEFT_COLL_NEIGHBOR_ALLTOALL, comm);
     a.sbuf = sendbuf, a.scount = sendcount, a.sdt = sendtype;
     a.rbuf = recvbuf, a.rcount = recvcount, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_neighbor_alltoallv(const void *sendbuf, const MPI_Count sendcounts[],
+int weft_coll_call_neighbor_alltoallv(const void *sendbuf, const MPI_Count sendcounts[],
                                  const MPI_Aint sdispls[], weft_datatype_t *sendtype,
                                  void *recvbuf, const MPI_Count recvcounts[],
                                  const MPI_Aint rdispls[], weft_datatype_t *recvtype,
@@ -1106,10 +866,10 @@ static int do_neighbor_alltoallv(const void *sendbuf, const MPI_Count sendcounts
     args_init(&a, WEFT_COLL_NEIGHBOR_ALLTOALLV, comm);
     a.sbuf = sendbuf, a.scounts = sendcounts, a.sdispls = sdispls, a.sdt = sendtype;
     a.rbuf = recvbuf, a.rcounts = recvcounts, a.rdispls = rdispls, a.rdt = recvtype;
-    return run(&a, mode, request);
+    return weft_coll_run(&a, mode, request);
 }
 
-static int do_neighbor_alltoallw(const void *sendbuf, const MPI_Count sendcounts[],
+int weft_coll_call_neighbor_alltoallw(const void *sendbuf, const MPI_Count sendcounts[],
                                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
                                  void *recvbuf, const MPI_Count recvcounts[],
                                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
@@ -1122,883 +882,3 @@ static int do_neighbor_alltoallw(const void *sendbuf, const MPI_Count sendcounts
     return alltoallw_common(WEFT_COLL_NEIGHBOR_ALLTOALLW, sendbuf, sendcounts, sdispls, sendtypes,
                             recvbuf, recvcounts, rdispls, recvtypes, comm, out, in, mode, request);
 }
-
-/* ---- entry points ------------------------------------------------------------ */
-
-int weft_allgather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_allgather_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_allgatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_allgatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_allgatherv_init_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_allgatherv_init_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_allreduce_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
-{
-    return do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_allreduce_init_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, MODE_PERSISTENT, request);
-}
-
-int weft_alltoall_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_alltoall_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_alltoallv_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_alltoallv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_alltoallv_init_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_alltoallv_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_alltoallw_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_alltoallw(sendbuf, c_[0], d_[0], sendtypes, recvbuf, c_[1], d_[1], recvtypes, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_alltoallw_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm)
-{
-    return do_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_alltoallw_init_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_alltoallw(sendbuf, c_[0], d_[0], sendtypes, recvbuf, c_[1], d_[1], recvtypes, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_alltoallw_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_PERSISTENT, request);
-}
-
-int weft_barrier_impl(weft_comm_t *comm)
-{
-    return do_barrier(comm, MODE_BLOCKING, NULL);
-}
-
-int weft_barrier_init_impl(weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_barrier(comm, MODE_PERSISTENT, request);
-}
-
-int weft_bcast_impl(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root, weft_comm_t *comm)
-{
-    return do_bcast(buffer, count, datatype, root, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_bcast_init_impl(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_bcast(buffer, count, datatype, root, comm, MODE_PERSISTENT, request);
-}
-
-int weft_exscan_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
-{
-    return do_exscan(sendbuf, recvbuf, count, datatype, op, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_exscan_init_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_exscan(sendbuf, recvbuf, count, datatype, op, comm, MODE_PERSISTENT, request);
-}
-
-int weft_gather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm)
-{
-    return do_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_gather_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_PERSISTENT, request);
-}
-
-int weft_gatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = sig_root(root, comm);
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = sig_root(root, comm);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_gatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, root, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_gatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm)
-{
-    return do_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_gatherv_init_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = sig_root(root, comm);
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = sig_root(root, comm);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_gatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, root, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_gatherv_init_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, MODE_PERSISTENT, request);
-}
-
-int weft_iallgather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_iallgatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_iallgatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_iallreduce_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_allreduce(sendbuf, recvbuf, count, datatype, op, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ialltoall_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ialltoallv_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_ialltoallv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ialltoallw_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = comm->peer_size;
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_alltoallw(sendbuf, c_[0], d_[0], sendtypes, recvbuf, c_[1], d_[1], recvtypes, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_ialltoallw_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, MPI_Request *request)
-{
-    return do_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ibarrier_impl(weft_comm_t *comm, MPI_Request *request)
-{
-    return do_barrier(comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ibcast_impl(void *buffer, MPI_Count count, weft_datatype_t *datatype, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_bcast(buffer, count, datatype, root, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_iexscan_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_exscan(sendbuf, recvbuf, count, datatype, op, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_igather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_igatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = sig_root(root, comm);
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = sig_root(root, comm);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_gatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, root, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_igatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ineighbor_allgather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ineighbor_allgatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_ineighbor_allgatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ineighbor_alltoall_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ineighbor_alltoallv_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 1);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 1);
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_ineighbor_alltoallv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ineighbor_alltoallw_impl(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 1);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_alltoallw(sendbuf, c_[0], sdispls, sendtypes, recvbuf, c_[1], rdispls, recvtypes, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_ineighbor_alltoallw_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, MPI_Request *request)
-{
-    return do_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ireduce_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ireduce_scatter_impl(const void *sendbuf, void *recvbuf, const int recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    rc = do_reduce_scatter(sendbuf, recvbuf, c_[0], datatype, op, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_ireduce_scatter_block_impl(const void *sendbuf, void *recvbuf, MPI_Count recvcount, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_ireduce_scatter_c_impl(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_iscan_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_scan(sendbuf, recvbuf, count, datatype, op, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_iscatter_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_iscatterv_impl(const void *sendbuf, const int sendcounts[], const int displs[], weft_datatype_t *sendtype, void *recvbuf, int recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = sig_root(root, comm);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = sig_root(root, comm);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_scatterv(sendbuf, c_[0], d_[0], sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_NONBLOCKING, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_iscatterv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, MPI_Request *request)
-{
-    return do_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_NONBLOCKING, request);
-}
-
-int weft_neighbor_allgather_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_neighbor_allgather_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_neighbor_allgatherv_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_neighbor_allgatherv_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_neighbor_allgatherv_init_impl(const void *sendbuf, int sendcount, weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int displs[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, c_[0], d_[0], recvtype, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_neighbor_allgatherv_init_c_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_neighbor_alltoall_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_neighbor_alltoall_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_neighbor_alltoallv_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 1);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 1);
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_neighbor_alltoallv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm)
-{
-    return do_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_neighbor_alltoallv_init_impl(const void *sendbuf, const int sendcounts[], const int sdispls[], weft_datatype_t *sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 1);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 1);
-    if ((rc = widen_displs(sdispls, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_displs(rdispls, n_, &d_[1])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_alltoallv(sendbuf, c_[0], d_[0], sendtype, recvbuf, c_[1], d_[1], recvtype, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_neighbor_alltoallv_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], weft_datatype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], weft_datatype_t *recvtype, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, MODE_PERSISTENT, request);
-}
-
-int weft_neighbor_alltoallw_impl(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 1);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_alltoallw(sendbuf, c_[0], sdispls, sendtypes, recvbuf, c_[1], rdispls, recvtypes, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_neighbor_alltoallw_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm)
-{
-    return do_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_neighbor_alltoallw_init_impl(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = degree(comm, 1);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = degree(comm, 0);
-    if ((rc = widen_counts(recvcounts, n_, &c_[1])) != MPI_SUCCESS) goto out;
-    rc = do_neighbor_alltoallw(sendbuf, c_[0], sdispls, sendtypes, recvbuf, c_[1], rdispls, recvtypes, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_neighbor_alltoallw_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, MODE_PERSISTENT, request);
-}
-
-int weft_reduce_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, int root, weft_comm_t *comm)
-{
-    return do_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_reduce_init_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, MODE_PERSISTENT, request);
-}
-
-int weft_reduce_scatter_impl(const void *sendbuf, void *recvbuf, const int recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    rc = do_reduce_scatter(sendbuf, recvbuf, c_[0], datatype, op, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_reduce_scatter_block_impl(const void *sendbuf, void *recvbuf, MPI_Count recvcount, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
-{
-    return do_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_reduce_scatter_block_init_impl(const void *sendbuf, void *recvbuf, MPI_Count recvcount, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, MODE_PERSISTENT, request);
-}
-
-int weft_reduce_scatter_c_impl(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
-{
-    return do_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_reduce_scatter_init_impl(const void *sendbuf, void *recvbuf, const int recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = comm->size;
-    if ((rc = widen_counts(recvcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    rc = do_reduce_scatter(sendbuf, recvbuf, c_[0], datatype, op, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_reduce_scatter_init_c_impl(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, MODE_PERSISTENT, request);
-}
-
-int weft_scan_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm)
-{
-    return do_scan(sendbuf, recvbuf, count, datatype, op, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_scan_init_impl(const void *sendbuf, void *recvbuf, MPI_Count count, weft_datatype_t *datatype, weft_op_t *op, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_scan(sendbuf, recvbuf, count, datatype, op, comm, MODE_PERSISTENT, request);
-}
-
-int weft_scatter_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm)
-{
-    return do_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_scatter_init_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_PERSISTENT, request);
-}
-
-int weft_scatterv_impl(const void *sendbuf, const int sendcounts[], const int displs[], weft_datatype_t *sendtype, void *recvbuf, int recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm)
-{
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = sig_root(root, comm);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = sig_root(root, comm);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_scatterv(sendbuf, c_[0], d_[0], sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_BLOCKING, NULL);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_scatterv_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm)
-{
-    return do_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_BLOCKING, NULL);
-}
-
-int weft_scatterv_init_impl(const void *sendbuf, const int sendcounts[], const int displs[], weft_datatype_t *sendtype, void *recvbuf, int recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    int rc, n_ = 0;
-    MPI_Count *c_[4] = {NULL, NULL, NULL, NULL};
-    MPI_Aint *d_[4] = {NULL, NULL, NULL, NULL};
-    n_ = sig_root(root, comm);
-    if ((rc = widen_counts(sendcounts, n_, &c_[0])) != MPI_SUCCESS) goto out;
-    n_ = sig_root(root, comm);
-    if ((rc = widen_displs(displs, n_, &d_[0])) != MPI_SUCCESS) goto out;
-    rc = do_scatterv(sendbuf, c_[0], d_[0], sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_PERSISTENT, request);
-out:
-    for (int i_ = 0; i_ < 4; i_++) {
-        free(c_[i_]);
-        free(d_[i_]);
-    }
-    return rc;
-}
-
-int weft_scatterv_init_c_impl(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], weft_datatype_t *sendtype, void *recvbuf, MPI_Count recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm, weft_info_t *info, MPI_Request *request)
-{
-    (void)info;
-    return do_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, MODE_PERSISTENT, request);
-}
-

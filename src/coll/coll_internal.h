@@ -149,15 +149,16 @@ void weft_sched_rewind(weft_sched_t *s);
 #define WEFT_R_COUNT_POF2  0x10u /* count >= largest power of two <= size */
 #define WEFT_R_CONTIG      0x20u /* datatypes must be contiguous */
 #define WEFT_R_BUILTIN_OP  0x40u /* predefined op */
-/* Shared-memory node phase (src/coll/shm): blocking calls run directly
- * (weft_coll_shm_run); the algorithms with a schedule form (shm_allowed in
- * coll.c) build one poll step for non-blocking and persistent calls. */
+/* Shared-memory node phase (src/coll/shm): needs the communicator's node
+ * region; non-blocking and persistent forms on one node only. */
 #define WEFT_R_SHM         0x80u
 
 typedef int (*weft_coll_build_fn_t)(weft_sched_t *s, const weft_coll_args_t *a);
+/* A blocking call run directly, without a schedule. */
+typedef int (*weft_coll_run_fn_t)(const weft_coll_args_t *a);
 
 typedef enum {
-#define WEFT_COLL_ALG(_coll, _lcoll, _kind, _lkind, _name, _flags, _desc) \
+#define WEFT_COLL_ALG(_coll, _lcoll, _kind, _lkind, _name, _flags, _forms, _desc) \
     WEFT_ALG_##_coll##_##_kind##_##_name,
 #include "coll/algorithms.def"
 #undef WEFT_COLL_ALG
@@ -169,20 +170,33 @@ typedef struct {
     int                  inter;
     const char          *name;
     unsigned             flags;
-    weft_coll_build_fn_t build;
+    weft_coll_build_fn_t build; /* NULL: no schedule form (RUN) */
+    weft_coll_run_fn_t   run;   /* NULL: blocking calls run the schedule (SCHED) */
     const char          *desc;
 } weft_coll_alg_t;
 
+/* The forms column of algorithms.def -> the row's builder and run. */
+#define WEFT_COLL_BUILD_OF_SCHED(_fn)     _fn
+#define WEFT_COLL_BUILD_OF_RUN(_fn)       NULL
+#define WEFT_COLL_BUILD_OF_RUN_SCHED(_fn) _fn
+#define WEFT_COLL_RUN_OF_SCHED(_fn)       NULL
+#define WEFT_COLL_RUN_OF_RUN(_fn)         _fn##_run
+#define WEFT_COLL_RUN_OF_RUN_SCHED(_fn)   _fn##_run
+
 extern const weft_coll_alg_t weft_coll_algs[WEFT_ALG_COUNT];
 
-#define WEFT_COLL_ALG(_coll, _lcoll, _kind, _lkind, _name, _flags, _desc) \
-    int weft_coll_##_lcoll##_##_lkind##_##_name(weft_sched_t *s, const weft_coll_args_t *a);
+#define WEFT_COLL_ALG(_coll, _lcoll, _kind, _lkind, _name, _flags, _forms, _desc)            \
+    int weft_coll_##_lcoll##_##_lkind##_##_name(weft_sched_t *s, const weft_coll_args_t *a); \
+    int weft_coll_##_lcoll##_##_lkind##_##_name##_run(const weft_coll_args_t *a);
 #include "coll/algorithms.def"
 #undef WEFT_COLL_ALG
 
 /* Choose the algorithm for a call (force tunable, rule file, shipped rules,
  * restrictions), count it for the report. */
 int weft_coll_select(const weft_coll_args_t *a);
+/* Run a blocking call of alg to completion: its direct run if the row has
+ * one, else its schedule. */
+int weft_coll_run_blocking(int alg, const weft_coll_args_t *a);
 /* Append algorithm alg's steps for a (checks nothing). */
 int weft_coll_build(weft_sched_t *s, int alg, const weft_coll_args_t *a);
 /* A new schedule on a->comm holding alg's steps, or NULL with the MPI error
@@ -206,21 +220,43 @@ struct weft_coll_comm {
     int         *node_index;   /* comm rank -> node index */
     int          sub_built;
     int          shm_state;    /* shared-memory region: 0 not tried, 1 ready, -1 failed */
-    struct weft_coll_shm *shm; /* src/coll/shm/coll_shm.c */
+    struct weft_coll_shm *shm; /* src/coll/shm/coll_shm_internal.h */
 };
 
 struct weft_coll_comm *weft_coll_comm_get(weft_comm_t *comm);
 /* Build node_comm / leader_comm (collective over comm). */
 int weft_coll_comm_two_level(weft_comm_t *comm);
 /* Shared-memory collectives (src/coll/shm): create the node region of comm
- * (collective over comm; on failure every rank sees shm_state -1), run a
- * WEFT_R_SHM algorithm, free the region. */
+ * (collective over comm; on failure every rank sees shm_state -1), free it.
+ * The algorithms themselves are registry rows. */
 int  weft_coll_shm_setup(weft_comm_t *comm);
-int  weft_coll_shm_run(int alg, const weft_coll_args_t *a);
 void weft_coll_shm_free(struct weft_coll_comm *cc);
 
 /* Tag for the next schedule on comm. */
 int weft_coll_next_tag(weft_comm_t *comm);
+/* Blocking send on comm's collective context for the direct (_run) forms:
+ * point-to-point's request-free eager send when it applies. */
+int weft_coll_send_now(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,
+                       weft_comm_t *comm);
+
+/* ---- calls (coll_api.c, coll_run.c; the generated coll_gen.c) ------------- */
+
+enum { WEFT_COLL_MODE_BLOCKING, WEFT_COLL_MODE_NONBLOCKING, WEFT_COLL_MODE_PERSISTENT };
+
+/* Run a checked call in a mode: to completion (blocking), started behind a
+ * new request (non-blocking) or kept behind a new persistent request, both
+ * returned in *request. */
+int weft_coll_run(weft_coll_args_t *a, int mode, MPI_Request *request);
+
+/* Peer group size at the root, 0 elsewhere (how many elements of a v-form's
+ * root-side arrays are significant). */
+int weft_coll_root_peers(int root, const weft_comm_t *comm);
+/* Topology in-degree (out = 0) or out-degree (out = 1); 0 without one. */
+int weft_coll_topo_degree(weft_comm_t *comm, int out);
+/* The n first elements of an int array as MPI_Count / MPI_Aint in a new
+ * array (*out NULL when in is NULL or n <= 0; the caller frees it). */
+int weft_coll_widen_counts(const int *in, int n, MPI_Count **out);
+int weft_coll_widen_displs(const int *in, int n, MPI_Aint **out);
 
 /* ---- helpers -------------------------------------------------------------- */
 

@@ -109,19 +109,12 @@ void weft_comm_retain(weft_comm_t *comm)
     comm->hdr.refcount++;
 }
 
-/* Hook for modules that keep per-communicator state (collectives); weak
- * default does nothing. Runs before the communicator's own teardown. */
-__attribute__((weak)) void weft_comm_destroy_hook(weft_comm_t *comm)
-{
-    (void)comm;
-}
-
 void weft_comm_release(weft_comm_t *comm)
 {
     if (comm == NULL || comm->hdr.handle != 0 || --comm->hdr.refcount > 0) {
         return;
     }
-    weft_comm_destroy_hook(comm);
+    weft_comm_destroy_hooks_run(comm); /* modules' per-communicator state */
     weft_bsend_owner_fini(comm);
     if (comm->owns_context) {
         weft_ctx_release(comm->context_id);
@@ -189,8 +182,8 @@ int weft_comm_module_init(void)
 
 void weft_comm_module_fini(void)
 {
-    weft_comm_destroy_hook(&weft_comm_world);
-    weft_comm_destroy_hook(&weft_comm_self);
+    weft_comm_destroy_hooks_run(&weft_comm_world);
+    weft_comm_destroy_hooks_run(&weft_comm_self);
 }
 
 /* ---- construction helpers ------------------------------------------------ */

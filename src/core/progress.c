@@ -115,6 +115,9 @@ void weft_wait_step(weft_wait_t *w)
 {
     unsigned n = w->polls++;
 
+    if ((n & 15) == 0) { /* a coarse clock read; a poll of pidfds per interval */
+        weft_dev_watch_peers();
+    }
     if ((n & 63) == 0) { /* time in waits, sampled: a clock read per 64 polls */
         uint64_t now = weft_pvar_now_ns();
         WEFT_PVAR_ADD(WAIT_TIME, n ? now - w->sampled_ns : 0);
@@ -143,6 +146,7 @@ void weft_wait_step(weft_wait_t *w)
             if (fd == -2) {
                 break;
             }
+            weft_dev_watch_peers();
             int depth = weft_cs_depth;
             if (weft_runtime.thread_multiple && depth > 0) {
                 weft_cs_depth = 0;

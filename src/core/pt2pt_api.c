@@ -15,6 +15,7 @@
 #include "api_impl.h"
 #include "core/comm.h"
 #include "core/datatype.h"
+#include "core/dev/peer.h"
 #include "core/bsend.h"
 #include "core/errors.h"
 #include "core/progress.h"
@@ -155,6 +156,9 @@ static int request_finish(MPI_Request *handle, MPI_Status *status, int with_erro
         weft_err_set_comm(t->comm ? t->comm : r->comm);
         if (rc == MPI_ERR_TRUNCATE) {
             truncated(&st, t->count * (t->datatype ? t->datatype->size : 0));
+        }
+        if (t->failed_peer > 0) {
+            weft_dev_lost_error(t->failed_peer - 1, t->failed_rank);
         }
     }
     if (t->kind == WEFT_REQ_GREQ && t->greq_free != NULL) {

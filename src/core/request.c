@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/comm.h"
+#include "core/dev/peer.h"
 #include "core/datatype.h"
 #include "core/progress.h"
 #include "core/runtime.h"
@@ -17,6 +18,11 @@
 #define REQUEST_CHUNK 256
 
 static weft_request_t *free_list;
+
+/* Every chunk ever allocated, so a lost process's requests can be found
+ * (weft_request_foreach_live); chunks are never returned. */
+static weft_request_t **chunks;
+static int              nchunks, cap_chunks;
 
 weft_request_t *weft_builtin_request[1]; /* MPI_REQUEST_NULL maps to NULL */
 
@@ -29,6 +35,17 @@ weft_request_t *weft_request_alloc(weft_req_kind_t kind)
         if (chunk == NULL) {
             return NULL;
         }
+        if (nchunks == cap_chunks) {
+            int              cap = cap_chunks ? 2 * cap_chunks : 16;
+            weft_request_t **c   = realloc(chunks, sizeof(*c) * (size_t)cap);
+            if (c == NULL) {
+                free(chunk);
+                return NULL;
+            }
+            chunks     = c;
+            cap_chunks = cap;
+        }
+        chunks[nchunks++] = chunk;
         /* Chunks are never returned to malloc: requests are recycled. */
         for (int i = 1; i < REQUEST_CHUNK; i++) {
             chunk[i].next = i + 1 < REQUEST_CHUNK ? &chunk[i + 1] : NULL;
@@ -64,6 +81,18 @@ void weft_request_free(weft_request_t *req)
     free_list      = req;
 }
 
+void weft_request_foreach_live(void (*fn)(weft_request_t *req, void *arg), void *arg)
+{
+    for (int c = 0; c < nchunks; c++) {
+        for (int i = 0; i < REQUEST_CHUNK; i++) {
+            weft_request_t *r = &chunks[c][i];
+            if (r->hdr.magic == WEFT_MAGIC(WEFT_KIND_REQUEST) && !weft_request_is_complete(r)) {
+                fn(r, arg);
+            }
+        }
+    }
+}
+
 void weft_request_fail(weft_request_t *req, int mpi_errno)
 {
     req->status.MPI_ERROR = mpi_errno;
@@ -87,6 +116,9 @@ int weft_request_wait(weft_request_t *req, MPI_Status *status)
         }
     }
     rc = req->status.MPI_ERROR;
+    if (req->failed_peer > 0) { /* the message names the lost process */
+        weft_dev_lost_error(req->failed_peer - 1, req->failed_rank);
+    }
     if (status != MPI_STATUS_IGNORE) {
         *status = req->status;
     }

@@ -79,6 +79,11 @@ struct weft_request {
 
     /* PARTITIONED: the channel's state (pt2pt_part.c). */
     struct weft_part      *part;
+
+    /* Failed because a process was lost: its process id + 1 (0: not), and
+     * its rank in comm (-1 unknown), for the error message. */
+    int                    failed_peer;
+    int                    failed_rank;
 };
 
 /* Allocate a zeroed request of kind with refcount 1 from the pool. */
@@ -108,5 +113,9 @@ int weft_request_waitall(int n, weft_request_t **reqs, MPI_Status *statuses);
 /* Complete a request finished by progress with an error (asynchronous
  * failure): sets status.MPI_ERROR then completes. */
 void weft_request_fail(weft_request_t *req, int mpi_errno);
+
+/* Call fn for every pool request that is allocated and not complete (slow:
+ * for the rare events that must find requests no queue holds). */
+void weft_request_foreach_live(void (*fn)(weft_request_t *req, void *arg), void *arg);
 
 #endif

@@ -30,6 +30,8 @@ static weft_progress_fn_t progress_hooks[WEFT_MAX_HOOKS];
 static int                progress_hook_count;
 static weft_finalize_fn_t finalize_hooks[WEFT_MAX_HOOKS];
 static int                finalize_hook_count;
+static weft_comm_destroy_fn_t comm_destroy_hooks[WEFT_MAX_HOOKS];
+static int                    comm_destroy_hook_count;
 
 /* Registering a hook twice is a no-op: modules register from their init,
  * which runs again when the runtime restarts (MPI_Session_init after the
@@ -55,6 +57,25 @@ void weft_finalize_register(weft_finalize_fn_t fn)
     }
     if (finalize_hook_count < WEFT_MAX_HOOKS) {
         finalize_hooks[finalize_hook_count++] = fn;
+    }
+}
+
+void weft_comm_destroy_register(weft_comm_destroy_fn_t fn)
+{
+    for (int i = 0; i < comm_destroy_hook_count; i++) {
+        if (comm_destroy_hooks[i] == fn) {
+            return;
+        }
+    }
+    if (comm_destroy_hook_count < WEFT_MAX_HOOKS) {
+        comm_destroy_hooks[comm_destroy_hook_count++] = fn;
+    }
+}
+
+void weft_comm_destroy_hooks_run(weft_comm_t *comm)
+{
+    for (int i = comm_destroy_hook_count - 1; i >= 0; i--) {
+        comm_destroy_hooks[i](comm);
     }
 }
 

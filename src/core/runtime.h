@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <mpi.h>
+#include "core/object_types.h"
 #include "pmi/pmi.h"
 
 typedef enum {
@@ -73,6 +74,11 @@ typedef int (*weft_progress_fn_t)(void);
 typedef void (*weft_finalize_fn_t)(void);
 void weft_progress_register(weft_progress_fn_t fn);
 void weft_finalize_register(weft_finalize_fn_t fn);
+/* Modules keeping per-communicator state (collectives) drop it here, before
+ * the communicator's own teardown; run in reverse registration order. */
+typedef void (*weft_comm_destroy_fn_t)(weft_comm_t *comm);
+void weft_comm_destroy_register(weft_comm_destroy_fn_t fn);
+void weft_comm_destroy_hooks_run(weft_comm_t *comm);
 
 /* Abort the whole job (MPI_Abort semantics). */
 void weft_runtime_abort(int code, const char *msg) __attribute__((noreturn));

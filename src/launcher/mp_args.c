@@ -89,6 +89,9 @@ void mp_usage(void)
            "  -nameserver ADDR       use another mpirun's name server: its FILE's line\n"
            "                         or path (also WEFT_NAMESERVER)\n"
            "  -kill-on-child-failure end this job when a job it spawned fails\n"
+           "  -disable-auto-cleanup  a rank that dies does not end the job: the others\n"
+           "                         go on (they see MPI errors on operations that need\n"
+           "                         it); the exit code is still the first failure's\n"
            "  -verbose               print what the launcher does\n"
            "  -h, --help             this text\n"
            "  --version              print the version\n"
@@ -294,6 +297,10 @@ void mp_parse_args(int argc, char **argv)
             i++;
         } else if (!strcmp(o, "kill-on-child-failure")) {
             mp.kill_on_child_failure = 1;
+        } else if (!strcmp(o, "disable-auto-cleanup")) {
+            mp.no_auto_cleanup = 1;
+        } else if (!strcmp(o, "enable-auto-cleanup")) {
+            mp.no_auto_cleanup = 0;
         } else if (!strcmp(o, "spawn-fd")) {
             /* Internal: this mpiexec runs a spawned job (pmi/pmi_spawn.h). */
             mp.spawn_fd = v ? atoi(v) : -1;

@@ -51,7 +51,9 @@ void mp_signal_all(int sig)
 }
 
 
-/* First failure decides the exit code and prints; later ones stay quiet. */
+/* First failure decides the exit code and prints; later ones stay quiet.
+ * sig: what ends the job (SIGKILL at once, others after a grace period), 0
+ * to leave it running (-disable-auto-cleanup). */
 void mp_fail(int code, int sig, const char *fmt, ...)
 {
     char    line[2048];
@@ -71,6 +73,9 @@ void mp_fail(int code, int sig, const char *fmt, ...)
         /* No rank runs yet (a host failed to start): closing the control
          * connections ends the proxies that did start. */
         mp_abandon_proxies();
+        return;
+    }
+    if (sig == 0) {
         return;
     }
     if (sig == SIGKILL) {
@@ -102,19 +107,31 @@ void mp_rank_exit(int p, int rank, int status, const char *info)
     if (aborted) {
         return; /* reported when the abort arrived */
     }
+    /* -disable-auto-cleanup: the others go on (and learn of it through MPI
+     * errors); every such failure is told, the first one's code is the job's. */
+    int         end   = mp.no_auto_cleanup ? 0 : SIGKILL;
+    const char *goes  = mp.no_auto_cleanup ? "; the other ranks go on (-disable-auto-cleanup)" : "";
+    int         first = mp.failed ? mp.exit_code : -1;
+    if (mp.no_auto_cleanup && !mp.killed &&
+        (WIFSIGNALED(status) || WEXITSTATUS(status) != 0 || (init && !fin))) {
+        mp.failed = 0; /* so this one is told too (the first code stays) */
+    }
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
-        mp_fail(128 + sig, SIGKILL, "mpiexec: error: rank %d (pid %d) on host %s killed by signal %d (%s)",
-                rank, pid, host, sig, strsignal(sig));
+        mp_fail(128 + sig, end, "mpiexec: error: rank %d (pid %d) on host %s killed by signal %d (%s)%s",
+                rank, pid, host, sig, strsignal(sig), goes);
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        mp_fail(WEXITSTATUS(status), SIGKILL,
-                "mpiexec: error: rank %d (pid %d) on host %s exited with code %d", rank, pid, host,
-                WEXITSTATUS(status));
+        mp_fail(WEXITSTATUS(status), end,
+                "mpiexec: error: rank %d (pid %d) on host %s exited with code %d%s", rank, pid, host,
+                WEXITSTATUS(status), goes);
     } else if (init && !fin) {
-        mp_fail(1, SIGKILL,
+        mp_fail(1, end,
                 "mpiexec: error: rank %d (pid %d) on host %s exited with code 0 without "
-                "finalizing (MPI_Init without MPI_Finalize)",
-                rank, pid, host);
+                "finalizing (MPI_Init without MPI_Finalize)%s",
+                rank, pid, host, goes);
+    }
+    if (first >= 0) {
+        mp.exit_code = first;
     }
 }
 
@@ -167,6 +184,38 @@ void mp_start_ranks(void)
         }
     }
     mp.go_sent = 1;
+}
+
+/* One FENCE_IN per direct connection (tree roots bring their subtree's)
+ * ends a fence. Under -disable-auto-cleanup a direct proxy whose ranks all
+ * died has ended: the survivors' fences no longer wait for it. */
+void mp_fence_check(void)
+{
+    int gone = 0;
+
+    if (mp.fence_count == 0) {
+        return;
+    }
+    for (int q = 0; mp.no_auto_cleanup && q < mp.nproxies; q++) {
+        mp_proxy_t *px = &mp.proxies[q];
+        gone += px->done && !px->fenced && (px->is_local || (px->pos >= 0 && px->pos < mp.degree));
+    }
+    if (mp.fence_count + gone < mp.ndirect) {
+        return;
+    }
+    if (mp.verbose) {
+        mp_msg("mpiexec: fence %d: %d message(s) for %d host(s), %zu bytes of puts",
+               ++mp.fences_done, mp.fence_count, mp.nproxies, mp.fence_buf.len);
+    }
+    for (int q = 0; q < mp.nproxies; q++) {
+        mp.proxies[q].fenced = 0;
+        if (mp.proxies[q].ctl.fd >= 0) {
+            weft_ctl_send(&mp.proxies[q].ctl, WEFT_CTL_FENCE_OUT, 0, 0, mp.fence_buf.data,
+                          mp.fence_buf.len);
+        }
+    }
+    mp.fence_buf.len = 0;
+    mp.fence_count   = 0;
 }
 
 void mp_handle(int p, const weft_ctl_hdr_t *hdr, const char *payload)
@@ -224,31 +273,30 @@ void mp_handle(int p, const weft_ctl_hdr_t *hdr, const char *payload)
         break;
     case WEFT_CTL_FENCE_IN:
         weft_buf_append(&mp.fence_buf, payload, hdr->len);
-        /* One FENCE_IN per direct connection: tree roots bring their subtree's. */
-        if (++mp.fence_count == mp.ndirect) {
-            if (mp.verbose) {
-                mp_msg("mpiexec: fence %d: %d message(s) for %d host(s), %zu bytes of puts",
-                       ++mp.fences_done, mp.fence_count, mp.nproxies, mp.fence_buf.len);
-            }
-            for (int q = 0; q < mp.nproxies; q++) {
-                if (mp.proxies[q].ctl.fd >= 0) {
-                    weft_ctl_send(&mp.proxies[q].ctl, WEFT_CTL_FENCE_OUT, 0, 0,
-                                  mp.fence_buf.data, mp.fence_buf.len);
-                }
-            }
-            mp.fence_buf.len = 0;
-            mp.fence_count   = 0;
+        if (!px->fenced) {
+            px->fenced = 1;
+            mp.fence_count++;
         }
+        mp_fence_check();
         break;
-    case WEFT_CTL_ABORT:
+    case WEFT_CTL_ABORT: {
+        int first = mp.failed ? mp.exit_code : -1;
+        if (mp.no_auto_cleanup && !mp.killed) {
+            mp.failed = 0; /* told even after a lost rank (which may be why) */
+        }
         mp_fail(hdr->a1, SIGKILL, "mpiexec: rank %d called MPI_Abort with code %d: %s", hdr->a0,
                 hdr->a1, payload[0] ? payload : "(no message)");
+        if (first >= 0) {
+            mp.exit_code = first; /* the first failure's code stays the job's */
+        }
         break;
+    }
     case WEFT_CTL_EXIT:
         mp_rank_exit(p, hdr->a0, hdr->a1, payload);
         break;
     case WEFT_CTL_DONE:
         px->done = 1;
+        mp_fence_check();
         break;
     case WEFT_CTL_HELLO:
         /* A remote proxy is up and authenticated: give it its job, and

@@ -54,6 +54,7 @@ typedef struct {
     int             ready;
     int             done;
     int             reaped;
+    int             fenced;    /* direct: its FENCE_IN of this round arrived */
     int             nranks;
     int            *ranks;
     char            note[256];
@@ -152,6 +153,7 @@ typedef struct {
     const char     *wdir;          /* -wdir: the ranks' working directory */
     const char     *path;          /* -path: where to look for the program first */
     int             kill_on_child_failure;
+    int             no_auto_cleanup; /* -disable-auto-cleanup: a dead rank leaves the rest running */
     const char     *ns_file;       /* -nameserver-file: serve names to other jobs */
     int             ns_file_written;
     const char     *ns_remote;     /* -nameserver / WEFT_NAMESERVER: use another job's */
@@ -208,6 +210,7 @@ char **mp_build_env(int *n_p);
 /* mp_jobctl.c: job control: proxy messages, rank exits, failure, signals, reaping */
 int mp_send_to(int p, int type, int a0, int a1, const void *data, size_t len);
 void mp_signal_all(int sig);
+void mp_fence_check(void);
 void mp_fail(int code, int sig, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void mp_rank_exit(int p, int rank, int status, const char *info);
 void mp_abandon_proxies(void);

@@ -301,6 +301,12 @@ static void px_reap(void)
             }
             r->alive = 0;
             px.nlive--;
+            if (!c->finalized && !c->aborted) {
+                /* Died: the survivors' fences must not wait for it (with
+                 * auto-cleanup the job ends anyway). Once every local rank
+                 * has ended this proxy ends, and mpiexec stops counting it. */
+                weft_pmi_server_conn_dead(&px.srv, i);
+            }
             /* It is gone, so its status pipe is closed: settle its exec
              * confirmation now, before its exit (the proxy may end next). */
             px_check_exec();

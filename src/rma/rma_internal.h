@@ -22,6 +22,7 @@
 
 #include "core/object.h"
 #include "core/request.h"
+#include "transport/transport.h"
 
 #define RMA_LOCK_WRITER 0x80000000u
 
@@ -111,6 +112,14 @@ struct weft_win {
     int               am_waiters_n;
     weft_request_t  **am_done_reqs; /* PSCW: completes expected by MPI_Win_wait */
     int               am_sink;
+
+    /* libfabric RMA for put/get (rma_net.c), on an active-message window. */
+    int               net;      /* every rank registered: put/get go by RMA */
+    void             *net_mr;   /* this rank's registration */
+    uint64_t         *net_key;  /* per rank */
+    uint64_t         *net_addr; /* per rank: address (or 0) of its byte 0 */
+    weft_rma_count_t  net_cnt;  /* puts/gets in flight (completed by rma_net_quiet) */
+    struct rma_net_stage *net_staged; /* packed origin data of puts in flight */
 };
 
 /* rma_win.c */
@@ -145,5 +154,19 @@ int  rma_am_start(weft_win_t *win, const int *targets, int n);
 int  rma_am_complete(weft_win_t *win, const int *targets, int n);
 int  rma_am_wait(weft_win_t *win, int n, int wait);
 int  rma_am_barrier(weft_win_t *win);
+
+/* rma_net.c: put/get by the netmod's RMA, complete at the next
+ * synchronisation. win_init is collective (sets win->net; an error only
+ * when WEFT_RMA_NET=native cannot be honoured). */
+int  rma_net_win_init(weft_win_t *win);
+void rma_net_win_fini(weft_win_t *win);
+/* Wait until every put/get of this process on win completed (the sync
+ * calls: flush, unlock, fence, complete, free; R-forms at once). */
+int  rma_net_quiet(weft_win_t *win);
+int  rma_net_put(weft_win_t *win, int target, MPI_Aint base_off, const void *obuf,
+                 MPI_Count ocount, const weft_datatype_t *odt, MPI_Count tcount,
+                 const weft_datatype_t *tdt);
+int  rma_net_get(weft_win_t *win, int target, MPI_Aint base_off, void *obuf, MPI_Count ocount,
+                 const weft_datatype_t *odt, MPI_Count tcount, const weft_datatype_t *tdt);
 
 #endif

@@ -292,6 +292,11 @@ static int do_put(const void *obuf, MPI_Count ocount, weft_datatype_t *odt, int 
     }
     WEFT_PVAR_INC(RMA_PUT_OPS);
     WEFT_PVAR_ADD(RMA_PUT_BYTES, ocount * odt->size);
+    if (win->net && rank != win->rank) {
+        WEFT_PVAR_INC(RMA_NET_OPS);
+        return ocount * odt->size == 0 ? MPI_SUCCESS
+                                       : rma_net_put(win, rank, d.off, obuf, ocount, odt, tcount, tdt);
+    }
     if (win->am) {
         WEFT_PVAR_INC(RMA_AM_OPS);
         return ocount * odt->size == 0 ? MPI_SUCCESS
@@ -314,6 +319,11 @@ static int do_get(void *obuf, MPI_Count ocount, weft_datatype_t *odt, int rank, 
     }
     WEFT_PVAR_INC(RMA_GET_OPS);
     WEFT_PVAR_ADD(RMA_GET_BYTES, ocount * odt->size);
+    if (win->net && rank != win->rank) {
+        WEFT_PVAR_INC(RMA_NET_OPS);
+        return ocount * odt->size == 0 ? MPI_SUCCESS
+                                       : rma_net_get(win, rank, d.off, obuf, ocount, odt, tcount, tdt);
+    }
     if (win->am) {
         WEFT_PVAR_INC(RMA_AM_OPS);
         return ocount * odt->size == 0 ? MPI_SUCCESS
@@ -631,6 +641,9 @@ int weft_rput_impl(const void *origin_addr, MPI_Count origin_count,
         rc = do_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                     target_count, target_datatype, win);
     }
+    if (rc == MPI_SUCCESS) { /* the request is born complete */
+        rc = rma_net_quiet(win);
+    }
     return rc == MPI_SUCCESS ? completed_request(request) : rc;
 }
 
@@ -643,6 +656,9 @@ int weft_rget_impl(void *origin_addr, MPI_Count origin_count, weft_datatype_t *o
     if (rc == MPI_SUCCESS) {
         rc = do_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                     target_count, target_datatype, win);
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = rma_net_quiet(win);
     }
     return rc == MPI_SUCCESS ? completed_request(request) : rc;
 }

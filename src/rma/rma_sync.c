@@ -108,16 +108,20 @@ static int passive_active(const weft_win_t *win)
 
 int weft_win_fence_impl(int assert, weft_win_t *win)
 {
+    int rc;
+
     if (passive_active(win) || win->start_ranks || win->post_ranks) {
         return weft_error(MPI_ERR_RMA_SYNC, "fence inside a %s epoch",
                           passive_active(win) ? "passive-target" : "PSCW");
+    }
+    if ((rc = rma_net_quiet(win)) != MPI_SUCCESS) {
+        return rc;
     }
     weft_full_fence();
     /* Even with MPI_MODE_NOPRECEDE the barrier orders the target's own
      * stores before the next epoch's accesses. */
     if (win->am) {
-        int rc = rma_am_barrier(win);
-        if (rc != MPI_SUCCESS) {
+        if ((rc = rma_am_barrier(win)) != MPI_SUCCESS) {
             return rc;
         }
     } else {
@@ -195,6 +199,10 @@ int weft_win_complete_impl(weft_win_t *win)
 {
     if (win->start_ranks == NULL) {
         return weft_error(MPI_ERR_RMA_SYNC, "MPI_Win_complete without MPI_Win_start");
+    }
+    int qrc = rma_net_quiet(win);
+    if (qrc != MPI_SUCCESS) {
+        return qrc;
     }
     weft_full_fence();
     if (win->am) {
@@ -340,6 +348,9 @@ int weft_win_unlock_impl(int rank, weft_win_t *win)
     if (win->lock_held[rank] == RMA_LOCK_NONE) {
         return weft_error(MPI_ERR_RMA_SYNC, "rank %d is not locked by this process", rank);
     }
+    if ((rc = rma_net_quiet(win)) != MPI_SUCCESS) {
+        return rc;
+    }
     weft_full_fence();
     if (!win->lock_nocheck[rank] && win->am) {
         rc = rma_am_unlock(win, rank, win->lock_held[rank] == RMA_LOCK_HELD_EXCLUSIVE);
@@ -391,6 +402,10 @@ int weft_win_unlock_all_impl(weft_win_t *win)
     if (!win->lock_all) {
         return weft_error(MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all");
     }
+    int qrc = rma_net_quiet(win);
+    if (qrc != MPI_SUCCESS) {
+        return qrc;
+    }
     weft_full_fence();
     if (!win->lock_all_nocheck) {
         for (int r = 0; r < win->size; r++) {
@@ -408,7 +423,8 @@ int weft_win_unlock_all_impl(weft_win_t *win)
     return MPI_SUCCESS;
 }
 
-/* ---- flush and sync: operations are complete at return; order the memory ---------- */
+/* ---- flush and sync: operations are complete at return (netmod RMA: at
+ * rma_net_quiet); order the memory ----------------------------------------------- */
 
 static int flush_check(weft_win_t *win, int rank)
 {
@@ -425,7 +441,7 @@ static int flush_check(weft_win_t *win, int rank)
                           "to it", rank);
     }
     weft_full_fence();
-    return MPI_SUCCESS;
+    return rma_net_quiet(win);
 }
 
 static int flush_all_check(weft_win_t *win)
@@ -434,7 +450,7 @@ static int flush_all_check(weft_win_t *win)
         return weft_error(MPI_ERR_RMA_SYNC, "flush outside a passive-target epoch");
     }
     weft_full_fence();
-    return MPI_SUCCESS;
+    return rma_net_quiet(win);
 }
 
 int weft_win_flush_impl(int rank, weft_win_t *win)

@@ -267,6 +267,7 @@ static void win_destroy(weft_win_t *win)
     if (win->am_waiters) {
         rma_am_win_fini(win);
     }
+    rma_net_win_fini(win);
     if (win->seg) {
         munmap(win->seg, win->seg_bytes);
     }
@@ -440,7 +441,8 @@ static int win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit,
         win->base = size > 0 ? win->targets[win->rank].addr : NULL;
         *(void **)baseptr = win->base;
     }
-    if (win->am && (rc = rma_am_win_init(win)) != MPI_SUCCESS) {
+    if (win->am && ((rc = rma_am_win_init(win)) != MPI_SUCCESS ||
+                    (rc = rma_net_win_init(win)) != MPI_SUCCESS)) {
         goto fail;
     }
     free(infos);
@@ -506,6 +508,9 @@ int weft_win_free_impl(weft_win_t *win)
 
     if (win->nlocks || win->lock_all || win->start_ranks || win->post_ranks) {
         err = 1;
+    }
+    if (!err && (rc = rma_net_quiet(win)) != MPI_SUCCESS) {
+        return rc;
     }
     /* Nobody unmaps while a peer may still be in an operation on it. */
     rc = barrier_any_error(win, err);

@@ -86,6 +86,16 @@ typedef struct {
 /* Netmod capability bits (ops.caps). */
 #define WEFT_TRANSPORT_CAP_RMA     0x1u /* rma_read works on this provider */
 #define WEFT_TRANSPORT_CAP_ATOMICS 0x2u
+#define WEFT_TRANSPORT_CAP_ONESIDED 0x4u /* win_register/rma_put/rma_get work */
+
+/* Completion count of one-sided window operations: the netmod adds 1 per
+ * operation it accepted and subtracts 1 when it completed (a put: its data
+ * is in the target's memory); a failed one sets failed (a peer error has
+ * also been reported through peer_lost). */
+typedef struct {
+    int pending;
+    int failed;
+} weft_rma_count_t;
 
 typedef struct {
     size_t      size; /* sizeof(weft_transport_ops_t): checked by core */
@@ -153,8 +163,22 @@ typedef struct {
     /* Make id (>= job size, ids added in increasing order, no gaps) the
      * process at endpoint name whose sends carry uid. */
     weft_status_t (*dyn_add_peer)(int id, const void *name, size_t len, uint64_t uid);
-    /* No more keepalives to id (it disconnected: it may exit at will). */
+    /* No more keepalives, sends or goodbyes to id (it disconnected: it may
+     * exit at will; or, a job rank too, core found it lost). */
     void          (*dyn_forget)(int id);
+
+    /* ---- One-sided windows (CAP_ONESIDED) ----
+     * win_register: memory peers may read and write; key and address as
+     * for mem_register. rma_put / rma_get move len bytes (at most max_rma)
+     * between local memory and (raddr, key) at world rank peer, counted in
+     * cnt; the target takes part only through its provider's progress.
+     * AGAIN: no room, retry after progress. */
+    weft_status_t (*win_register)(void *buf, size_t len, uint64_t *key_p, uint64_t *addr_p,
+                                  void **handle_p);
+    weft_status_t (*rma_put)(int peer, const void *local, size_t len, uint64_t raddr,
+                             uint64_t key, weft_rma_count_t *cnt);
+    weft_status_t (*rma_get)(int peer, void *local, size_t len, uint64_t raddr, uint64_t key,
+                             weft_rma_count_t *cnt);
 } weft_transport_ops_t;
 
 /* The libfabric netmod (transport/ofi). */

@@ -7,7 +7,10 @@
  * epoch, then reads the counters through a pvar session and checks the
  * deltas (and that rma_am_ops counts them all when the active-message path is
  * forced, none otherwise). Run with and without WEFT_USE_SHM_ONE_SIDED=0;
- * argv[1] says which ("am" or "shm").
+ * argv[1] says which ("am" or "shm"). "net": every rank on its own host
+ * with libfabric RMA (WEFT_RMA_NET=native): put/get to another rank count in
+ * rma_net_ops, the rest in rma_am_ops (np 1: one node, the shared-memory
+ * path).
  */
 #include "mpitest.h"
 
@@ -42,15 +45,16 @@ int main(int argc, char **argv)
     int                provided, rank, size, *base, buf[ELEMS], one = 1, res;
     MPI_Win            win;
     MPI_T_pvar_session s;
-    int                am = argc > 1 && strcmp(argv[1], "am") == 0;
+    int                am  = argc > 1 && strcmp(argv[1], "am") == 0;
+    int                net = argc > 1 && strcmp(argv[1], "net") == 0;
     static const char *names[] = {"weft_rma_put_ops", "weft_rma_put_bytes", "weft_rma_get_ops",
                                   "weft_rma_get_bytes", "weft_rma_acc_ops", "weft_rma_cas_ops",
-                                  "weft_rma_am_ops"};
+                                  "weft_rma_am_ops", "weft_rma_net_ops"};
     static const int   classes[] = {MPI_T_PVAR_CLASS_COUNTER,   MPI_T_PVAR_CLASS_AGGREGATE,
                                     MPI_T_PVAR_CLASS_COUNTER,   MPI_T_PVAR_CLASS_AGGREGATE,
                                     MPI_T_PVAR_CLASS_COUNTER,   MPI_T_PVAR_CLASS_COUNTER,
-                                    MPI_T_PVAR_CLASS_COUNTER};
-    MPI_T_pvar_handle  h[7];
+                                    MPI_T_PVAR_CLASS_COUNTER,   MPI_T_PVAR_CLASS_COUNTER};
+    MPI_T_pvar_handle  h[8];
 
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Init(&argc, &argv);
@@ -60,7 +64,7 @@ int main(int argc, char **argv)
                               MPI_COMM_WORLD, &base, &win));
     memset(base, 0, 4 * ELEMS * sizeof(int));
     CHECK_OK(MPI_T_pvar_session_create(&s));
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
         h[i] = start_counter(s, names[i], classes[i]);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -83,13 +87,16 @@ int main(int argc, char **argv)
     CHECK_OK(MPI_Compare_and_swap(&one, &res, &res, MPI_INT, right, 3 * ELEMS, win));
     CHECK_OK(MPI_Win_unlock_all(win));
 
-    unsigned long long want[7] = {NPUT, NPUT * ELEMS * sizeof(int), NGET,
+    int                net_pg = net && size > 1; /* put/get by RMA */
+    unsigned long long want[8] = {NPUT, NPUT * ELEMS * sizeof(int), NGET,
                                   NGET * ELEMS * sizeof(int), NACC + NFOP, NCAS,
-                                  am ? NPUT + NGET + NACC + NFOP + NCAS : 0};
-    for (int i = 0; i < 7; i++) {
+                                  am ? NPUT + NGET + NACC + NFOP + NCAS
+                                     : net_pg ? NACC + NFOP + NCAS : 0,
+                                  net_pg ? NPUT + NGET : 0};
+    for (int i = 0; i < 8; i++) {
         unsigned long long v = read_counter(s, h[i]);
         CHECK(v == want[i], "%s = %llu, want %llu (%s path)", names[i], v, want[i],
-              am ? "active-message" : "shared-memory");
+              net ? "libfabric RMA" : am ? "active-message" : "shared-memory");
         CHECK_OK(MPI_T_pvar_handle_free(s, &h[i]));
     }
     CHECK_OK(MPI_T_pvar_session_free(&s));

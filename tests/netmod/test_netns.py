@@ -169,3 +169,35 @@ def test_missing_provider_is_named(hosts):
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     assert '"no_such_provider"' in out and "available: " in out and "tcp;ofi_rxm" in out, out
+
+
+@pytest.mark.parametrize("nhosts,per_host,pid_watch", [(2, 1, True), (2, 2, True), (3, 1, False)],
+                         ids=["2x1", "2x2", "3x1-netmod-only-notices"])
+def test_survivors_go_on_across_hosts(hosts, nhosts, per_host, pid_watch):
+    """The last rank (on the last host) kills itself while the others wait for
+    it; under mpirun -disable-auto-cleanup with MPI_ERRORS_RETURN the survivors
+    get MPI_ERR_OTHER, go on without it and finalize (tests/mpi/test_fault.py
+    has the details). Ranks here share one PMI node, so the pid watch could see
+    the death; with it off only the netmod's keepalive timeout can (so every
+    survivor is on another host than the dead rank: a same-host survivor has
+    only the pid watch)."""
+    np_ = nhosts * per_host
+    env = {"WEFT_NETMOD_PEER_TIMEOUT": "2"}
+    if not pid_watch:
+        env["WEFT_PEER_CHECK_INTERVAL"] = "1000000000"
+    cmd, run_env = launch(hosts, nhosts, per_host, BUILD / "tests" / "mpi" / "fault_lost_peer",
+                          ["return"], env=env)
+    cmd.insert(1, "-disable-auto-cleanup")
+    try:
+        proc = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"hung: {' '.join(cmd)}\n{e.stdout}\n{e.stderr}")
+    out = proc.stdout + proc.stderr
+    detail = f"cmd: {' '.join(cmd)}\nrc {proc.returncode}\n{out[-4000:]}"
+    assert proc.returncode == 128 + 9, detail
+    assert "FAIL" not in out and "No Errors" in proc.stdout, detail
+    for r in range(np_ - 1):
+        assert f"survivor {r} ok" in proc.stdout, detail
+    assert f"lost contact with rank {np_ - 1} on host {nhosts - 1}" in proc.stderr, detail
+    time.sleep(0.2)
+    assert all(ns_pids(h) == [] for h in HOSTS), "processes left in the hosts"

@@ -5,11 +5,15 @@
  */
 #include "core/dev/peer.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,23 +77,204 @@ int weft_dev_host_of(int world)
     return weft_dev.peers[world].node_id;
 }
 
-static void peer_lost(int world, const char *why)
-{
-    char msg[512];
+/* ---- lost processes ---------------------------------------------------- */
 
-    if (world >= weft_dev.size) {
-        /* A process of another job: this job goes on without it. */
-        if (!weft_dev.peers[world].failed) {
-            weft_log_warn("lost contact with a process of another job (rank %d of that job): %s",
-                          dyn.ident[world - weft_dev.size].job_rank, why);
-        }
-        weft_dev.peers[world].failed = 1;
+#define MAX_LOSS_HOOKS 4
+
+static struct {
+    weft_peer_lost_fn_t hooks[MAX_LOSS_HOOKS];
+    int                 nhooks;
+    char              **why;       /* per process id: the evidence, NULL while alive */
+    int                 why_len;
+    unsigned char      *done;      /* per process id: hooks have run */
+    int                 done_len;
+    /* local peers watched by pidfd (or by kill(pid, 0) without pidfds) */
+    struct pollfd      *fds;
+    int                *fd_world;
+    pid_t              *fd_pid;
+    int                 nfds;
+    int64_t             next_check_ms;
+} loss;
+
+void weft_dev_on_peer_lost(weft_peer_lost_fn_t fn)
+{
+    if (loss.nhooks < MAX_LOSS_HOOKS) {
+        loss.hooks[loss.nhooks++] = fn;
+    }
+}
+
+static int grow_bytes(void **arr, int *len, int want, size_t elem)
+{
+    if (want <= *len) {
+        return 0;
+    }
+    void *p = realloc(*arr, (size_t)want * elem);
+    if (p == NULL) {
+        return -1;
+    }
+    memset((char *)p + (size_t)*len * elem, 0, (size_t)(want - *len) * elem);
+    *arr = p;
+    *len = want;
+    return 0;
+}
+
+void weft_dev_peer_lost(int world, const char *why)
+{
+    if (world == weft_dev.me) {
+        /* Our own endpoint broke: nothing can be reached any more. */
+        char msg[512];
+        snprintf(msg, sizeof(msg), "the network module failed on rank %d: %s", world, why);
+        weft_runtime_abort(MPI_ERR_OTHER, msg);
+    }
+    if (world < 0 || world >= weft_dev.nprocs || weft_dev.peers[world].failed) {
         return;
     }
+    weft_dev.peers[world].failed = 1;
+    weft_dev.nfailed++;
+    weft_dev.loss_due = 1;
+    if (grow_bytes((void **)&loss.why, &loss.why_len, weft_dev.nprocs, sizeof(char *)) == 0) {
+        loss.why[world] = strdup(why);
+    }
+    if (world >= weft_dev.size) {
+        weft_log_warn("lost contact with a process of another job (rank %d of that job): %s",
+                      dyn.ident[world - weft_dev.size].job_rank, why);
+    } else {
+        weft_log_warn("lost contact with rank %d on host %d: %s", world, weft_dev_host_of(world),
+                      why);
+    }
+}
 
-    snprintf(msg, sizeof(msg), "lost contact with rank %d on host %d: %s", world,
-             weft_dev_host_of(world), why);
-    weft_runtime_abort(MPI_ERR_OTHER, msg);
+static void peer_lost(int world, const char *why)
+{
+    weft_dev_peer_lost(world, why);
+}
+
+void weft_dev_handle_losses(void)
+{
+    weft_dev.loss_due = 0;
+    if (grow_bytes((void **)&loss.done, &loss.done_len, weft_dev.nprocs, 1) != 0) {
+        weft_dev.loss_due = 1; /* no memory: try again next poll */
+        return;
+    }
+    for (int w = 0; w < weft_dev.nprocs; w++) {
+        if (weft_dev.peers[w].failed && !loss.done[w]) {
+            loss.done[w] = 1;
+            if (weft_dev.netmod != NULL) {
+                weft_dev.netmod->dyn_forget(w); /* nothing more to or from it */
+            }
+            for (int h = 0; h < loss.nhooks; h++) {
+                loss.hooks[h](w);
+            }
+        }
+    }
+}
+
+int weft_dev_lost_error(int world, int comm_rank)
+{
+    const char *why = world >= 0 && world < loss.why_len && loss.why[world] ? loss.why[world]
+                                                                            : "lost";
+    char        who[96];
+
+    if (world >= weft_dev.size && world < weft_dev.nprocs) {
+        snprintf(who, sizeof(who), "rank %d of another job (host %d of that job)",
+                 dyn.ident[world - weft_dev.size].job_rank, dyn.ident[world - weft_dev.size].node);
+    } else {
+        snprintf(who, sizeof(who), "rank %d on host %d", world, weft_dev_host_of(world));
+    }
+    if (comm_rank >= 0) {
+        return weft_error(WEFT_ERR_PROC_LOST, "lost contact with %s (rank %d in this "
+                          "communicator): %s", who, comm_rank, why);
+    }
+    return weft_error(WEFT_ERR_PROC_LOST, "lost contact with %s: %s", who, why);
+}
+
+static int pidfd_open_of(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+void weft_dev_watch_init(void)
+{
+    const weft_pmi_info_t *pmi = &weft_runtime.pmi;
+    int                    n   = pmi->local_size;
+
+    loss.fds      = calloc((size_t)n + 1, sizeof(*loss.fds));
+    loss.fd_world = calloc((size_t)n + 1, sizeof(int));
+    loss.fd_pid   = calloc((size_t)n + 1, sizeof(pid_t));
+    if (loss.fds == NULL || loss.fd_world == NULL || loss.fd_pid == NULL) {
+        return; /* unwatched: only the netmod and the launcher notice losses */
+    }
+    for (int i = 0; i < n; i++) {
+        int   w   = pmi->local_ranks[i];
+        pid_t pid = weft_shm_peer_pid(i);
+        if (w == pmi->rank || pid <= 0) {
+            continue;
+        }
+        loss.fds[loss.nfds].fd     = pidfd_open_of(pid); /* -1: poll skips it; kill() checks */
+        loss.fds[loss.nfds].events = POLLIN;
+        loss.fd_world[loss.nfds]   = w;
+        loss.fd_pid[loss.nfds]     = pid;
+        loss.nfds++;
+    }
+}
+
+void weft_dev_watch_peers(void)
+{
+    struct timespec ts;
+    int64_t         now;
+
+    if (loss.nfds == 0) {
+        return;
+    }
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    if (now < loss.next_check_ms) {
+        return;
+    }
+    loss.next_check_ms = now + (weft_tunables.PEER_CHECK_INTERVAL > 0
+                                    ? weft_tunables.PEER_CHECK_INTERVAL : 100);
+    if (poll(loss.fds, (nfds_t)loss.nfds, 0) < 0) {
+        return;
+    }
+    for (int i = 0; i < loss.nfds; i++) {
+        int  w = loss.fd_world[i];
+        char why[96];
+
+        if (weft_dev.peers[w].failed) {
+            continue;
+        }
+        /* A pidfd is readable once the process has exited; without one, a
+         * reaped process is gone for kill(). */
+        if ((loss.fds[i].fd >= 0 && (loss.fds[i].revents & (POLLIN | POLLHUP))) ||
+            (loss.fds[i].fd < 0 && kill(loss.fd_pid[i], 0) != 0 && errno == ESRCH)) {
+            snprintf(why, sizeof(why), "its process (pid %d) exited", (int)loss.fd_pid[i]);
+            weft_dev_peer_lost(w, why);
+        }
+    }
+}
+
+static void watch_fini(void)
+{
+    for (int i = 0; i < loss.nfds; i++) {
+        if (loss.fds[i].fd >= 0) {
+            close(loss.fds[i].fd);
+        }
+    }
+    for (int i = 0; i < loss.why_len; i++) {
+        free(loss.why[i]);
+    }
+    free(loss.why);
+    free(loss.done);
+    free(loss.fds);
+    free(loss.fd_world);
+    free(loss.fd_pid);
+    memset(&loss, 0, sizeof(loss));
 }
 
 int weft_dev_peers_init(void)
@@ -169,6 +354,9 @@ void weft_dev_fini(void)
         weft_dev.netmod->fini();
         weft_dev.netmod = NULL;
     }
+    watch_fini();
+    weft_dev.nfailed  = 0;
+    weft_dev.loss_due = 0;
     free(weft_dev.peers);
     free(uses_netmod);
     free(dyn.ident);

@@ -24,7 +24,7 @@ typedef struct {
     int node_id;   /* PMI node id (the peer's host); for processes of other
                       jobs a number >= 1<<24 per (job, node of that job): equal
                       exactly when they share a node in their job */
-    int failed;    /* a process of another job that was lost */
+    int failed;    /* lost (dead, unreachable): nothing more goes to it */
 } weft_peer_t;
 
 typedef struct {
@@ -34,6 +34,8 @@ typedef struct {
     int                         size;      /* job size */
     int                         nprocs;    /* entries in peers (>= size) */
     const weft_transport_ops_t *netmod;    /* NULL when no peer is remote */
+    int                         nfailed;   /* processes lost so far (fast "none" test) */
+    int                         loss_due;  /* lost, their requests not failed yet */
 } weft_dev_t;
 
 extern weft_dev_t weft_dev;
@@ -71,6 +73,32 @@ void  weft_dev_net_commit(int world, uint8_t type, int32_t tag, uint32_t context
 
 /* "host N" text naming a rank's host, for error messages. */
 int weft_dev_host_of(int world);
+
+/* ---- Lost processes ----
+ * A process is lost when the netmod's keepalives or sends fail, or, for a
+ * process on this host, when it exits (watched while we wait: a pidfd poll
+ * every WEFT_PEER_CHECK_INTERVAL ms). Losing one never ends the job here:
+ * the requests that involve it complete with MPI_ERR_OTHER (the ABI has no
+ * MPI_ERR_PROC_FAILED) and their communicator's error handler decides
+ * (MPI_ERRORS_ARE_FATAL aborts, naming the process). The loss is recorded at
+ * once (it may be noticed deep inside a transport) and handled at the next
+ * progress poll by the registered hooks (pt2pt fails its requests). */
+#define WEFT_ERR_PROC_LOST MPI_ERR_OTHER
+
+/* Called once per lost process id, from progress (not inside a transport). */
+typedef void (*weft_peer_lost_fn_t)(int world);
+void weft_dev_on_peer_lost(weft_peer_lost_fn_t fn);
+/* Record that process id world is lost (idempotent; why: the evidence). */
+void weft_dev_peer_lost(int world, const char *why);
+/* Run the hooks for losses recorded since the last call (from progress). */
+void weft_dev_handle_losses(void);
+/* Start watching the local peers (after the shm channel is up). */
+void weft_dev_watch_init(void);
+/* While waiting: check local peers are alive, at most every interval. */
+void weft_dev_watch_peers(void);
+/* Record the reason of an operation failed by lost process world (comm
+ * rank comm_rank, or -1) with weft_error; returns WEFT_ERR_PROC_LOST. */
+int  weft_dev_lost_error(int world, int comm_rank);
 
 /* ---- Processes of other jobs (dynamic processes) ----
  * They get process ids from size up, used wherever a world rank is (groups,

@@ -867,6 +867,17 @@ int weft_dynproc_connect(const char *port_name, weft_info_t *info, int root, wef
 
 /* ---- disconnect -------------------------------------------------------- */
 
+/* Has some process of comm's peer group been lost? */
+static int peer_group_lost(const weft_comm_t *comm)
+{
+    for (int i = 0; weft_dev.nfailed && i < comm->peer_size; i++) {
+        if (weft_peer(comm->peer_world[i])->failed) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int weft_comm_disconnect_impl(MPI_Comm *comm)
 {
     weft_comm_t  *c;
@@ -894,6 +905,9 @@ int weft_comm_disconnect_impl(MPI_Comm *comm)
         if (rc == MPI_SUCCESS && c->rank == 0) {
             rc = weft_x_exchange(c, 0, "", 0, &in, &nin, WEFT_XTAG_DYNPROC + 5);
             free(in);
+            if (rc == WEFT_ERR_PROC_LOST && peer_group_lost(c)) {
+                rc = MPI_SUCCESS; /* a lost process has no traffic left to wait for */
+            }
         }
         if (rc == MPI_SUCCESS) {
             rc = weft_x_barrier(&x, WEFT_XTAG_DYNPROC + 7);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/comm.h"
+#include "core/dev/peer.h"
 #include "api_impl.h"
 #include "core/datatype.h"
 #include "core/mpit/mpi_time.h"
@@ -397,6 +398,9 @@ static int agree_on_report(int agreed[A_N], int have_record)
     want[A_NEG_LEVEL] = -want[A_LEVEL];
     want[A_NEG_FILE]  = -want[A_FILE];
     memcpy(agreed, want, sizeof(want));
+    if (weft_dev.nfailed > 0) {
+        return -1; /* a process was lost: no job-wide report (and no warning) */
+    }
     if (weft_comm_world.size > 1 &&
         weft_allreduce_impl(want, agreed, A_N, weft_datatype_from_handle(MPI_INT),
                             weft_op_from_handle(MPI_MAX), &weft_comm_world) != MPI_SUCCESS) {

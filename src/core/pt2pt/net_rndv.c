@@ -36,7 +36,8 @@
 /* A receive being read from the sender's memory. */
 typedef struct rget {
     struct rget    *next;
-    weft_request_t *rreq;
+    struct rget    *live_next; /* every read in progress (rget_live) */
+    weft_request_t *rreq;      /* NULL: its sender was lost, the receive failed */
     uint64_t        sreq, raddr, key;
     void           *mr;
     char           *local;
@@ -45,6 +46,7 @@ typedef struct rget {
 } rget_t;
 
 static rget_t *rget_wait_head, *rget_wait_tail; /* reads the netmod had no room for */
+static rget_t *rget_live;                       /* every read not yet done */
 
 void p2p_net_rts_prepare(weft_request_t *req, rts_t *rts)
 {
@@ -107,14 +109,22 @@ void p2p_net_rma_done(void *cookie, size_t len, int err)
 {
     rget_t *g = cookie;
 
-    (void)err; /* errors end the job inside the netmod */
+    (void)err; /* an error loses the peer (the netmod reports it): see p2p_net_peer_lost */
     g->done += len;
     if (g->done < g->n) {
         return;
     }
+    for (rget_t **at = &rget_live; *at; at = &(*at)->live_next) {
+        if (*at == g) {
+            *at = g->live_next;
+            break;
+        }
+    }
     weft_dev.netmod->mem_deregister(g->mr);
-    p2p_ctrl_send(g->peer, WEFT_AM_PT2PT_FIN, g->sreq, 0);
-    weft_request_complete(g->rreq);
+    if (g->rreq != NULL) {
+        p2p_ctrl_send(g->peer, WEFT_AM_PT2PT_FIN, g->sreq, 0);
+        weft_request_complete(g->rreq);
+    }
     free(g);
 }
 
@@ -155,10 +165,36 @@ static int rget_start(int peer, weft_request_t *req, const rts_t *rts)
     g->key   = rts->coop;
     g->n     = n;
     g->peer  = peer;
+    g->live_next = rget_live;
+    rget_live    = g;
     if (rget_issue(g) != 0) {
         rget_wait(g);
     }
     return 0;
+}
+
+void p2p_net_peer_lost(int world)
+{
+    /* Reads not issued yet: never will be. */
+    rget_wait_tail = NULL;
+    for (rget_t **at = &rget_wait_head; *at;) {
+        rget_t *g = *at;
+        if (g->peer == world) {
+            *at = g->next;
+            p2p.pending--;
+        } else {
+            rget_wait_tail = g;
+            at             = &g->next;
+        }
+    }
+    /* Their receives fail (with the other in-flight receives); a read that
+     * still completes must not touch them, and no FIN goes out. Reads the
+     * provider failed never complete: their bookkeeping stays (small). */
+    for (rget_t *g = rget_live; g != NULL; g = g->live_next) {
+        if (g->peer == world && g->rreq != NULL) {
+            g->rreq = NULL;
+        }
+    }
 }
 
 void p2p_net_rndv_recv(int peer, weft_request_t *req, const rts_t *rts)
@@ -198,7 +234,9 @@ void p2p_net_data(int peer, const weft_am_t *m)
     weft_request_t *req;
     MPI_Count       cap, n, len = (MPI_Count)m->len - (MPI_Count)sizeof(h);
 
-    (void)peer;
+    if (weft_peer(peer)->failed) {
+        return; /* its receive has failed (and may be gone) */
+    }
     memcpy(&h, m->payload, sizeof(h));
     req = (weft_request_t *)(uintptr_t)h.rreq;
     cap = req->count * req->datatype->size;

@@ -122,5 +122,16 @@ void p2p_net_rts_prepare(weft_request_t *req, rts_t *rts);
 void p2p_net_send_release(weft_request_t *req);
 void p2p_net_rma_done(void *cookie, size_t len, int err);
 int  p2p_net_rget_progress(void);
+/* Forget reads from a lost process (their receives are failed elsewhere). */
+void p2p_net_peer_lost(int world);
+
+/* fault.c */
+void p2p_fault_init(void);
+/* Fail req because process id world (rank comm_rank of its comm, or -1)
+ * was lost. */
+void p2p_fail_lost(weft_request_t *req, int world, int comm_rank);
+/* A new operation on comm naming rank (or MPI_ANY_SOURCE): fail req and
+ * return 1 if that process (any process of comm) is lost. */
+int  p2p_lost_check(weft_request_t *req, weft_comm_t *comm, int rank);
 
 #endif

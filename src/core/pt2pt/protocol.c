@@ -187,6 +187,9 @@ static void on_rts(int peer, const weft_am_t *m)
 {
     rts_t rts;
 
+    if (weft_peer(peer)->failed) {
+        return; /* its data can no longer be fetched */
+    }
     memcpy(&rts, m->payload, sizeof(rts));
     weft_request_t *req = p2p_match_posted(m->context, m->src, m->tag);
     if (req) {
@@ -203,6 +206,9 @@ static void on_cts(int peer, const weft_am_t *m)
 {
     cts_t cts;
 
+    if (weft_peer(peer)->failed) {
+        return; /* the send it answers has failed (and may be gone) */
+    }
     memcpy(&cts, m->payload, sizeof(cts));
     weft_request_t *sreq = (weft_request_t *)(uintptr_t)cts.sreq;
     if (sreq->bytes == 0) {
@@ -220,6 +226,9 @@ static void on_fin(int peer, const weft_am_t *m)
 {
     uint64_t sreq;
 
+    if (weft_peer(peer)->failed) {
+        return; /* the send it answers has failed (and may be gone) */
+    }
     memcpy(&sreq, m->payload, sizeof(sreq));
     weft_request_t *r = (weft_request_t *)(uintptr_t)sreq;
     if (weft_peer(peer)->is_local) {
@@ -386,6 +395,9 @@ int weft_isend(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, 
         self_send(req);
         return MPI_SUCCESS;
     }
+    if (weft_dev.nfailed && p2p_lost_check(req, comm, dest)) {
+        return MPI_SUCCESS; /* its wait reports the lost process */
+    }
     peer_state_t *ps = &p2p.peers[peer];
     if (ps->sendq_head != NULL || send_try(peer, req) != 0) {
         sendq_push(ps, req);
@@ -415,6 +427,9 @@ int weft_irecv(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int 
     if (u != NULL) {
         weft_pt2pt_recv_unexpected(req, u);
         return MPI_SUCCESS;
+    }
+    if (weft_dev.nfailed && p2p_lost_check(req, comm, source)) {
+        return MPI_SUCCESS; /* nothing it sent is left: its wait reports the loss */
     }
     p2p_post_recv(req);
     return MPI_SUCCESS;
@@ -496,6 +511,10 @@ int weft_pt2pt_progress(void)
 
     if (weft_dev.netmod) {
         events += weft_dev.netmod->progress();
+    }
+    if (weft_dev.loss_due) {
+        weft_dev_handle_losses(); /* here, outside every transport's loop */
+        events++;
     }
     if (p2p.pending == 0) {
         return events;
@@ -608,6 +627,7 @@ int weft_pt2pt_module_init(void)
         return weft_error(MPI_ERR_NO_MEM, "cannot allocate point-to-point state");
     }
     weft_dev_set_grow_hook(p2p_grow);
+    p2p_fault_init();
     p2p.posted.next = p2p.posted.prev = &p2p.posted;
     p2p.unexp.next  = p2p.unexp.prev  = &p2p.unexp;
     weft_am_register(WEFT_AM_PT2PT_EAGER, on_eager);
@@ -632,6 +652,7 @@ int weft_pt2pt_module_init(void)
         return weft_error(MPI_ERR_OTHER, "shared-memory channel setup failed");
     }
     p2p.cma = weft_shm_cma_enabled();
+    weft_dev_watch_init();
     WEFT_PVAR_SET(SHM_RING_BYTES, cfg.ring_bytes);
     rc = p2p_shm_tune(weft_shm_max_payload());
     if (rc != MPI_SUCCESS) {
@@ -687,7 +708,7 @@ int weft_send_eager_now(const void *buf, MPI_Count count, weft_datatype_t *dt, i
     world = comm->peer_world[dest];
     pe    = weft_peer(world);
     /* Ourselves is never is_local: self-sends take the general path. */
-    if (!pe->is_local || p2p.peers[world].sendq_head != NULL ||
+    if (!pe->is_local || pe->failed || p2p.peers[world].sendq_head != NULL ||
         (p = weft_shm_reserve(pe->shm_index, (size_t)bytes)) == NULL) {
         return 0;
     }
@@ -720,7 +741,7 @@ int weft_recv_now(void *buf, MPI_Count count, weft_datatype_t *dt, int source, i
     u = weft_pt2pt_find_unexpected(req.context, source, tag, 1);
     if (u != NULL) {
         weft_pt2pt_recv_unexpected(&req, u);
-    } else {
+    } else if (!weft_dev.nfailed || !p2p_lost_check(&req, comm, source)) {
         p2p_post_recv(&req);
     }
     /* The request lives on this stack frame: nothing may refer to it once it
@@ -732,9 +753,19 @@ int weft_recv_now(void *buf, MPI_Count count, weft_datatype_t *dt, int source, i
         if (weft_progress_poll() == 0) {
             weft_wait_step(&w);
         }
+        /* Matched, moving data (not queued, so the lost-process scan of the
+         * request pool cannot see this stack request): its sender lost? */
+        if (weft_dev.nfailed && req.next == NULL && !weft_request_is_complete(&req) &&
+            req.status.MPI_SOURCE >= 0 &&
+            weft_peer(comm->peer_world[req.status.MPI_SOURCE])->failed) {
+            p2p_fail_lost(&req, comm->peer_world[req.status.MPI_SOURCE], req.status.MPI_SOURCE);
+        }
     }
     if (status != MPI_STATUS_IGNORE) {
         *status = req.status;
+    }
+    if (req.failed_peer > 0) {
+        weft_dev_lost_error(req.failed_peer - 1, req.failed_rank);
     }
     return req.status.MPI_ERROR;
 }

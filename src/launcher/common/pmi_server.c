@@ -209,12 +209,27 @@ void weft_pmi_server_fence_done(weft_pmi_server_t *srv, const char *puts, size_t
     srv->nfence = 0;
     for (int i = 0; i < srv->nconns; i++) {
         weft_pmi_sconn_t *c = &srv->conns[i];
+        if (c->dead) {
+            srv->nfence++; /* already in the next one */
+            continue;
+        }
         if (!c->in_fence) {
             continue;
         }
         c->in_fence = 0;
         reply_simple(srv, i, c->wire == 2 ? WEFT_PMI_MSG_KVS_FENCE_R : WEFT_PMI_MSG_BARRIER_R);
     }
+}
+
+void weft_pmi_server_conn_dead(weft_pmi_server_t *srv, int i)
+{
+    weft_pmi_sconn_t *c = &srv->conns[i];
+
+    if (c->dead) {
+        return;
+    }
+    c->dead = 1;
+    srv_enter_fence(srv, i);
 }
 
 static const char *job_attr(weft_pmi_server_t *srv, const char *key, char *tmp, size_t len)

@@ -23,6 +23,7 @@ typedef struct {
     int        finalized;
     int        in_fence;
     int        aborted;
+    int        dead;        /* its rank ended: counts as present at every fence */
     weft_buf_t spawn_acc; /* PMI-1 spawn blocks so far (pmi/pmi_spawn.h packed cmds) */
     int        spawn_blocks;
     weft_buf_t in;
@@ -67,6 +68,9 @@ int  weft_pmi_server_input(weft_pmi_server_t *srv, int i);
 void weft_pmi_server_flush(weft_pmi_server_t *srv, int i);
 /* mpiexec's merged puts of the fence arrived: store them, release ranks. */
 void weft_pmi_server_fence_done(weft_pmi_server_t *srv, const char *puts, size_t len);
+/* Connection i's rank ended: fences no longer wait for it (survivors of a
+ * lost rank can still finalize under -disable-auto-cleanup). */
+void weft_pmi_server_conn_dead(weft_pmi_server_t *srv, int i);
 
 /* Answer connection conn's name request: rc 0 or WEFT_PMI_ERR_* (pmi.h);
  * text is the port of a lookup, or the reason of a failure. */

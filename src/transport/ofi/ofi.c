@@ -63,6 +63,7 @@
 
 #include "transport/ofi/ofi_quirks.h"
 #include "util/log.h"
+#include "util/tunables.h"
 
 /* libfabric is opened at netmod init (dlopen), not linked: its psm provider
  * libraries install a SIGSEGV handler from their constructors
@@ -239,7 +240,9 @@ static struct {
     uint64_t            uid;      /* ours */
     uint64_t           *peer_uid; /* per peer; 0 for job ranks */
     int                *inflight; /* per peer: fi_sends not completed */
-    unsigned char      *gone;     /* per peer: dyn_forget called */
+    unsigned char      *gone;     /* per peer: GONE_* bits */
+    time_t             *ka_since; /* per peer: a keepalive pending and nothing heard
+                                     from it since (0: none) */
     early_t            *orphans;  /* from uids not added yet, arrival order */
     int                 drain_due;
     unsigned            polls;
@@ -287,10 +290,11 @@ static struct fi_info *getinfo_caps(const char *prov, uint64_t caps)
     return info;
 }
 
-/* With RMA when wanted and offered (RGET), else messages only. */
+/* With RMA where offered (RGET when wanted, and one-sided windows), else
+ * messages only. */
 static struct fi_info *getinfo(const char *prov)
 {
-    struct fi_info *info = ofi.want_rma ? getinfo_caps(prov, FI_MSG | FI_RMA) : NULL;
+    struct fi_info *info = getinfo_caps(prov, FI_MSG | FI_RMA);
 
     return info ? info : getinfo_caps(prov, FI_MSG);
 }
@@ -532,6 +536,7 @@ static int peers_grow(int n)
     GROW(peer_uid);
     GROW(inflight);
     GROW(gone);
+    GROW(ka_since);
 #undef GROW
     ofi.cap = cap;
     return 0;
@@ -570,7 +575,7 @@ static weft_status_t ofi_init_common(const weft_transport_init_t *args, int exch
      * intermittently stalls (not diagnosed: forced RGET passes p2p_order
      * np 4 x5 on a quiet moment, but under load p2p_order np 2 and
      * p2p_sizes np 3 hit the 180 s test timeout); 2 forces it. */
-    ofi.has_rma = (ofi.info->caps & FI_RMA) != 0 &&
+    ofi.has_rma = ofi.want_rma != 0 && (ofi.info->caps & FI_RMA) != 0 &&
                   (ofi.want_rma == 2 || strcmp(ofi.info->fabric_attr->prov_name, "sockets") != 0);
     if (check(fab.fabric(ofi.info->fabric_attr, &ofi.fabric, NULL), "fi_fabric") ||
         check(fi_domain(ofi.fabric, ofi.info, &ofi.domain, NULL), "fi_domain")) {
@@ -656,11 +661,14 @@ static void ofi_fini(void)
     free(ofi.peer_uid);
     free(ofi.inflight);
     free(ofi.gone);
+    free(ofi.ka_since);
     free(ofi.talked);
     free(ofi.send_seq);
     free(ofi.recv_seq);
     memset(&ofi, 0, sizeof(ofi));
 }
+
+static int win_rma_ok(void);
 
 static const char *ofi_provider(void)
 {
@@ -669,7 +677,7 @@ static const char *ofi_provider(void)
 
 static unsigned ofi_caps(void)
 {
-    return ofi.has_rma ? WEFT_TRANSPORT_CAP_RMA : 0;
+    return (ofi.has_rma ? WEFT_TRANSPORT_CAP_RMA : 0) | (win_rma_ok() ? WEFT_TRANSPORT_CAP_ONESIDED : 0);
 }
 
 /* ---- RMA (RGET) -------------------------------------------------------- */
@@ -734,6 +742,103 @@ static size_t ofi_max_rma(void)
     return m > ((size_t)1 << 30) || m == 0 ? (size_t)1 << 30 : m;
 }
 
+/* ---- One-sided windows ------------------------------------------------- */
+
+/* Window RMA needs FI_RMA and no local registration (origin buffers are
+ * the user's, any memory). */
+static int win_rma_ok(void)
+{
+    return ofi.info != NULL && (ofi.info->caps & FI_RMA) != 0 &&
+           (ofi.info->domain_attr->mr_mode & FI_MR_LOCAL) == 0;
+}
+
+static weft_status_t ofi_win_register(void *buf, size_t len, uint64_t *key_p, uint64_t *addr_p,
+                                      void **handle_p)
+{
+    static uint64_t next_key = (uint64_t)1 << 40; /* apart from mem_register's keys */
+    struct fid_mr  *mr;
+    int             rc;
+
+    rc = fi_mr_reg(ofi.domain, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, next_key++, 0,
+                   &mr, NULL);
+    if (rc != 0) {
+        weft_log_error("netmod: fi_mr_reg of a %zu-byte window failed: %s", len,
+                       fab.strerror(-rc));
+        return WEFT_ERROR;
+    }
+    *key_p    = fi_mr_key(mr);
+    *addr_p   = (ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)buf : 0;
+    *handle_p = mr;
+    return WEFT_OK;
+}
+
+/* One window put or get; the op's context carries cnt (is_rx 3). Puts ask
+ * for delivery completion: the data is in the target's memory when it
+ * completes, so the operation is complete (MPI remote completion) then. */
+static weft_status_t win_rma(int peer, void *local, size_t len, uint64_t raddr, uint64_t key,
+                             weft_rma_count_t *cnt, int put)
+{
+    ofi_buf_t        *op;
+    struct iovec      iov  = {local, len};
+    struct fi_rma_iov riov = {raddr, len, key};
+    struct fi_msg_rma msg  = {0};
+    ssize_t           rc;
+
+    /* Completions in flight stay within the CQ: at most OFI_TX_BUFS window
+     * operations beyond the sends (whose buffers bound them). */
+    if (ofi.tx_inflight >= OFI_TX_BUFS || (op = calloc(1, sizeof(*op))) == NULL) {
+        return WEFT_AGAIN;
+    }
+    op->is_rx = 3;
+    op->dst   = peer;
+    op->len   = len;
+    op->data  = (char *)cnt;
+    msg.msg_iov       = &iov;
+    msg.iov_count     = 1;
+    msg.addr          = ofi.addrs[peer];
+    msg.rma_iov       = &riov;
+    msg.rma_iov_count = 1;
+    msg.context       = op;
+    rc = put ? fi_writemsg(ofi.ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE)
+             : fi_readmsg(ofi.ep, &msg, FI_COMPLETION);
+    if (rc == 0) {
+        ofi.tx_inflight++;
+        cnt->pending++;
+        return WEFT_OK;
+    }
+    free(op);
+    if (rc == -FI_EAGAIN) {
+        return WEFT_AGAIN;
+    }
+    cnt->failed = (int)-rc;
+    peer_failed(peer, (int)-rc, put ? "writing remote window memory" : "reading remote window memory");
+    return WEFT_UNREACHABLE;
+}
+
+static weft_status_t ofi_rma_put(int peer, const void *local, size_t len, uint64_t raddr,
+                                 uint64_t key, weft_rma_count_t *cnt)
+{
+    return win_rma(peer, (void *)local, len, raddr, key, cnt, 1);
+}
+
+static weft_status_t ofi_rma_get(int peer, void *local, size_t len, uint64_t raddr, uint64_t key,
+                                 weft_rma_count_t *cnt)
+{
+    return win_rma(peer, local, len, raddr, key, cnt, 0);
+}
+
+static void win_rma_done(ofi_buf_t *b, int err)
+{
+    weft_rma_count_t *cnt = (weft_rma_count_t *)b->data;
+
+    ofi.tx_inflight--;
+    cnt->pending--;
+    if (err) {
+        cnt->failed = err;
+    }
+    free(b);
+}
+
 static size_t ofi_max_payload(void)
 {
     return ofi.max_payload;
@@ -756,9 +861,13 @@ static void *ofi_am_reserve(int dst, size_t len)
 
 /* A process of another job we disconnected from: its address left the AV,
  * so nothing may be sent to it any more (libfabric would crash). */
+#define GONE_LOST 1 /* dyn_forget called, or lost (peer_failed) */
+#define GONE_BYE  2 /* its goodbye arrived (finalize) */
+#define GONE_FORGOTTEN 4 /* dyn_forget done: its address left the AV */
+
 static int peer_gone(int p)
 {
-    return p >= ofi.size && p < ofi.npeers && ofi.gone[p];
+    return p < ofi.npeers && (ofi.gone[p] & GONE_LOST);
 }
 
 static void peer_failed(int dst, int err, const char *what)
@@ -772,6 +881,9 @@ static void peer_failed(int dst, int err, const char *what)
     snprintf(why, sizeof(why), "%s: %s (libfabric provider %s)", what, fab.strerror(err),
              ofi_provider());
     ofi.peer_lost(dst, why);
+    /* Lost for good: nothing more goes to it, and it owes no goodbye. */
+    ofi.talked[dst] = 0;
+    ofi.gone[dst] |= GONE_LOST;
 }
 
 /* Hand b to the provider: 0 accepted, 1 try again later. */
@@ -801,12 +913,9 @@ static int post_send(ofi_buf_t *b)
         return 1;
     }
     peer_failed(b->dst, (int)-rc, "sending");
-    if (b->dst >= ofi.size) { /* a lost process of another job: drop, go on */
-        b->next     = ofi.free_tx;
-        ofi.free_tx = b;
-        return 0;
-    }
-    return 1;
+    b->next     = ofi.free_tx; /* lost: drop it, go on */
+    ofi.free_tx = b;
+    return 0;
 }
 
 static weft_status_t ofi_am_commit(int dst, uint8_t type, int32_t tag, uint32_t context,
@@ -863,6 +972,12 @@ static void cq_error(void)
     if (err.err == FI_ECANCELED) {
         return;
     }
+    if (b != NULL && b->is_rx == 3) {
+        int dst = b->dst;
+        win_rma_done(b, err.err);
+        peer_failed(dst, err.err, "a window put/get completed with an error");
+        return;
+    }
     if (b != NULL && b->is_rx != 1) {
         ofi.tx_inflight--;
         if (b->is_rx == 0) {
@@ -871,7 +986,7 @@ static void cq_error(void)
         peer_failed(b->dst, err.err,
                     b->is_rx == 2 ? "remote read completed with an error"
                                   : "send completed with an error");
-        if (b->is_rx == 0 && b->dst >= ofi.size) { /* survived: recycle */
+        if (b->is_rx == 0) { /* survived: recycle */
             b->next     = ofi.free_tx;
             ofi.free_tx = b;
         }
@@ -887,9 +1002,11 @@ static void deliver(const net_hdr_t *h, const void *payload)
     weft_am_t msg = {h->type, h->tag, h->context, h->src, h->len, payload};
 
     ofi.recv_seq[h->world]++;
-    ofi.talked[h->world] = !peer_gone(h->world);
+    ofi.talked[h->world]   = !peer_gone(h->world);
+    ofi.ka_since[h->world] = 0; /* alive */
     if (h->type == WEFT_AM_NETMOD_BYE) {
         ofi.byes_got++;
+        ofi.gone[h->world] |= GONE_BYE;
     } else if (h->type != WEFT_AM_NETMOD_KEEPALIVE) {
         ofi.handlers[h->type](h->world, &msg);
     }
@@ -924,9 +1041,34 @@ static void keepalives(void)
     if (now.tv_sec == ofi.last_keepalive) {
         return;
     }
+    if (now.tv_sec - ofi.last_keepalive > 2) {
+        /* We were away from MPI (completions unread): time only what we saw. */
+        for (int p = 0; p < ofi.npeers; p++) {
+            ofi.ka_since[p] = ofi.ka_since[p] ? now.tv_sec : 0;
+        }
+    }
     ofi.last_keepalive = now.tv_sec;
     for (int p = 0; p < ofi.npeers; p++) {
-        if (ofi.talked[p] && !peer_gone(p) && ofi_am_reserve(p, 0) != NULL) {
+        if (!ofi.talked[p] || peer_gone(p)) {
+            continue;
+        }
+        /* A dead process's connection may only be refused, again and again,
+         * inside the provider (ofi_rxm reconnects and keeps the send): a
+         * keepalive that has not left for this long, with nothing heard from
+         * the peer meanwhile (a live one in MPI sends its own every second),
+         * means it is gone. */
+        if (ofi.ka_since[p] != 0 && weft_tunables.NETMOD_PEER_TIMEOUT > 0 &&
+            now.tv_sec - ofi.ka_since[p] >= weft_tunables.NETMOD_PEER_TIMEOUT) {
+            char why[128];
+            snprintf(why, sizeof(why), "nothing heard from it, and a keepalive undelivered, for %lld s "
+                     "(WEFT_NETMOD_PEER_TIMEOUT)", (long long)(now.tv_sec - ofi.ka_since[p]));
+            ofi.peer_lost(p, why);
+            ofi.talked[p] = 0;
+            ofi.gone[p] |= GONE_LOST;
+            continue;
+        }
+        if (ofi.ka_since[p] == 0 && ofi_am_reserve(p, 0) != NULL) {
+            ofi.ka_since[p] = now.tv_sec;
             ofi_am_commit(p, WEFT_AM_NETMOD_KEEPALIVE, 0, 0, 0, 0);
         }
     }
@@ -1016,9 +1158,14 @@ static weft_status_t ofi_dyn_name(void *name, size_t *len)
 static weft_status_t ofi_dyn_add_peer(int id, const void *name, size_t len, uint64_t uid)
 {
     (void)len;
-    if (id != ofi.npeers || peers_grow(id + 1) != 0) {
+    if (id < ofi.npeers || peers_grow(id + 1) != 0) {
         weft_log_error("netmod: dynamic peer %d added out of order (next is %d)", id, ofi.npeers);
         return WEFT_ERROR;
+    }
+    /* Ids skipped are processes core reaches through shared memory (another
+     * job's process on this host): never ours to talk to or forget. */
+    for (int g = ofi.npeers; g < id; g++) {
+        ofi.gone[g] = GONE_LOST | GONE_FORGOTTEN;
     }
     if (fi_av_insert(ofi.av, name, 1, &ofi.addrs[id], 0, NULL) != 1) {
         weft_log_error("netmod: fi_av_insert of a process of another job failed");
@@ -1044,11 +1191,12 @@ static weft_status_t ofi_dyn_add_peer(int id, const void *name, size_t len, uint
 
 static void ofi_dyn_forget(int id)
 {
-    if (id < ofi.size || id >= ofi.npeers) {
-        return;
+    if (id < 0 || id >= ofi.npeers || (id < ofi.size && !ofi.uses_netmod[id]) ||
+        (ofi.gone[id] & GONE_FORGOTTEN)) {
+        return; /* (a job rank: core found it lost; or lost, then disconnected) */
     }
     ofi.talked[id] = 0;
-    ofi.gone[id]   = 1;
+    ofi.gone[id] |= GONE_LOST | GONE_FORGOTTEN;
     /* Forget its address too: a later process may get the same host:port,
      * and must not inherit the provider's connection to this one. */
     fi_av_remove(ofi.av, &ofi.addrs[id], 1, 0);
@@ -1108,6 +1256,10 @@ static int ofi_progress(void)
     }
     for (ssize_t i = 0; i < n; i++) {
         ofi_buf_t *b = ent[i].op_context;
+        if (b->is_rx == 3) {
+            win_rma_done(b, 0);
+            continue;
+        }
         if (b->is_rx == 2) {
             ofi.tx_inflight--;
             void  *cookie = b->data;
@@ -1117,6 +1269,9 @@ static int ofi_progress(void)
             continue;
         }
         if (!b->is_rx) {
+            if (b->data[0] == WEFT_AM_NETMOD_KEEPALIVE) {
+                ofi.ka_since[b->dst] = 0;
+            }
             ofi.tx_inflight--;
             ofi.inflight[b->dst]--;
             b->next     = ofi.free_tx;
@@ -1154,8 +1309,8 @@ static int stuck_sends(void)
 {
     int n = 0;
 
-    for (int p = ofi.size; p < ofi.npeers; p++) {
-        n += ofi.gone[p] ? ofi.inflight[p] : 0;
+    for (int p = 0; p < ofi.npeers; p++) {
+        n += peer_gone(p) ? ofi.inflight[p] : 0;
     }
     return n;
 }
@@ -1180,7 +1335,13 @@ static int ofi_quiesce_done(void)
         }
         ofi.byes_to_send++;
     }
-    return ofi.byes_got >= ofi.byes_due && ofi.tx_inflight == stuck_sends() &&
+    /* Every peer said goodbye, or is lost (it never will). */
+    for (int p = 0; p < ofi.size; p++) {
+        if (ofi.uses_netmod[p] && ofi.gone[p] == 0) {
+            return 0;
+        }
+    }
+    return ofi.tx_inflight == stuck_sends() &&
            ofi.queue_head == NULL;
 }
 
@@ -1230,4 +1391,7 @@ const weft_transport_ops_t weft_ofi_ops = {
     .dyn_name       = ofi_dyn_name,
     .dyn_add_peer   = ofi_dyn_add_peer,
     .dyn_forget     = ofi_dyn_forget,
+    .win_register   = ofi_win_register,
+    .rma_put        = ofi_rma_put,
+    .rma_get        = ofi_rma_get,
 };

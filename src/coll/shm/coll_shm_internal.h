@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Private to src/coll/shm: the node-shared region of a communicator, its
+ * counters and rounds, and the node-level operations the algorithms are
+ * made of. The files:
+ *   shm_region.c  region setup and teardown, waiting on counters, round reuse
+ *   shm_node.c    blocking node phases: barrier, bcast, reduce, gather, scatter
+ *   shm_algs.c    the registry rows' blocking runs (node phase plus the
+ *                 leaders' inter-node phase)
+ *   shm_sched.c   non-blocking and persistent calls: the order rule, poll
+ *                 steps and the registry rows' schedule builders
+ *
+ * Shared-memory-aware collectives (and a one-node alltoall): the node-local
+ * phase goes through a region shared by the ranks of one node (one region
+ * per communicator, created at the first call that selects one of these
+ * algorithms); with several nodes, the node leaders run the inter-node phase
+ * with an ordinary point-to-point schedule on the leader communicator.
+ * Blocking calls run directly, not as schedules; a non-blocking or
+ * persistent bcast, reduce, allreduce, gather, allgather or scatter on one
+ * node is a schedule of one poll step (see the order rule in shm_sched.c
+ * for how it shares the region with the blocking calls).
+ *
+ * Region (n = ranks of the node), every entry one cache line:
+ *   arrive[n] release          barrier counters
+ *   post[n][NBUF]              "my contribution for round r is in place"
+ *                              (seq = r; up to INLINE_BYTES of data ride in
+ *                              the same line, so a small message is one line)
+ *   reduced[n]                 "my piece of round r's reduction is done"
+ *   done[n]                    "I finished round r" (buffer reuse)
+ *   ready[NBUF][PKT_LINES]     broadcast chunk of round r: up to PKT_MAX
+ *                              bytes spread over lines that each carry their
+ *                              own counter (readers fetch them all at once),
+ *                              else line 0 flags a chunk in result[]
+ *   slots[n][NBUF][SLOT_BYTES] contributions larger than a line (large
+ *                              reductions combine in place in the last
+ *                              rank's slot, each rank its 1/n piece)
+ *   result[NBUF][SLOT_BYTES]   broadcast chunks larger than a packet
+ * Every data movement is cut into rounds of at most SLOT_BYTES; round r
+ * uses buffer r % NBUF, and a rank writes into a buffer only once every
+ * rank finished round r - NBUF, so the writer of the next chunk never
+ * waits for the readers of the current one (and, knowing how far everyone
+ * got, checks again only every few rounds). All counters only grow, and
+ * all ranks of the node see the same sequence of rounds (the number of
+ * rounds of a call depends only on arguments that must match across
+ * ranks), so no counter is ever reset.
+ */
+#ifndef WEFT_COLL_SHM_INTERNAL_H
+#define WEFT_COLL_SHM_INTERNAL_H
+
+#include <stdint.h>
+
+#include "coll/coll_internal.h"
+
+/* Eight buffers: a writer re-reads the other ranks' done counters (a cache
+ * miss each) only every few rounds, not before every small message. */
+#define NBUF         8
+#define SLOT_BYTES   (16u * 1024u)
+#define INLINE_BYTES 56u
+/* Up to this many ranks every rank of a one-node barrier reads everyone's
+ * counter (one line transfer of latency); above it, a leader collects and
+ * releases (two transfers, but no n^2 cache traffic). */
+#define BARRIER_ALL_READ_MAX 16
+/* Reductions up to this size: every rank reads every contribution and
+ * reduces the whole vector itself (one round trip); above, each rank
+ * reduces 1/n of it and everyone copies the result. */
+#define REDUCE_ALL_MAX 4096u
+/* Prefetch the next round's buffer for small messages only. */
+#define PREFETCH_MAX 4096u
+/* Broadcast chunks up to PKT_MAX bytes travel as "packets": INLINE_BYTES
+ * per line, each line with its own counter, so a reader needs one round
+ * trip for all of them instead of one for a flag and one for the data. */
+#define PKT_LINES 8
+#define PKT_MAX   (PKT_LINES * INLINE_BYTES)
+
+typedef struct {
+    uint64_t      seq;
+    unsigned char data[INLINE_BYTES];
+} __attribute__((aligned(64))) line_t;
+
+struct weft_coll_shm {
+    weft_comm_t *node;  /* ranks of my node: the parent itself on one node */
+    int          n, me;
+    uint64_t     round, bar;
+    uint64_t     done_floor; /* every rank finished at least this round */
+    void        *base;
+    size_t       bytes;
+    line_t      *arrive, *release, *post, *reduced, *done, *ready;
+    char        *slots, *result;
+    /* Non-blocking and persistent calls in flight on this communicator, in
+     * the order they were started (see "Order rule" below). */
+    struct shm_op *queue_head, *queue_tail;
+};
+
+/* ---- counters (inline: the hot path of every node phase) ------------------ */
+
+/* A published counter is the round number in the low 40 bits; data lines
+ * also carry a size tag above it (the bytes of the round or of the whole
+ * call, see the users) and a "last round" bit, so ranks whose arguments
+ * disagree notice it instead of falling out of step. */
+#define SEQ_ROUND_MASK ((UINT64_C(1) << 40) - 1)
+#define SEQ_SIZE_MASK  ((UINT64_C(1) << 23) - 1) /* sizes are compared modulo 8 MiB */
+#define SEQ_LAST       (UINT64_C(1) << 63)
+
+static inline uint64_t seq_make(uint64_t r, MPI_Count size, int last)
+{
+    return r | (((uint64_t)size & SEQ_SIZE_MASK) << 40) | (last ? SEQ_LAST : 0);
+}
+static inline MPI_Count seq_size(uint64_t v)
+{
+    return (MPI_Count)((v >> 40) & SEQ_SIZE_MASK);
+}
+static inline int seq_size_is(uint64_t v, MPI_Count size)
+{
+    return seq_size(v) == (MPI_Count)((uint64_t)size & SEQ_SIZE_MASK);
+}
+
+static inline uint64_t load(const line_t *l)
+{
+    return __atomic_load_n(&l->seq, __ATOMIC_ACQUIRE);
+}
+
+static inline void publish(line_t *l, uint64_t v)
+{
+    __atomic_store_n(&l->seq, v, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t round_begin(struct weft_coll_shm *sh)
+{
+    return ++sh->round;
+}
+
+/* Are round r's buffers free as far as we know (every rank finished round
+ * r - NBUF)? Also what makes prefetching them for our next write harmless. */
+static inline int buffer_free(const struct weft_coll_shm *sh, uint64_t r)
+{
+    return r <= NBUF || sh->done_floor >= r - NBUF;
+}
+
+static inline void round_end(struct weft_coll_shm *sh, uint64_t r)
+{
+    publish(&sh->done[sh->me], r);
+}
+
+static inline line_t *post_line(struct weft_coll_shm *sh, int j, uint64_t r)
+{
+    return &sh->post[(size_t)j * NBUF + r % NBUF];
+}
+
+/* Where rank j's contribution of len bytes for round r lives. */
+static inline unsigned char *contrib(struct weft_coll_shm *sh, int j, uint64_t r, size_t len)
+{
+    if (len <= INLINE_BYTES) {
+        return post_line(sh, j, r)->data;
+    }
+    return (unsigned char *)sh->slots + ((size_t)j * NBUF + r % NBUF) * SLOT_BYTES;
+}
+
+static inline line_t *ready_pkt(struct weft_coll_shm *sh, uint64_t r)
+{
+    return &sh->ready[(r % NBUF) * PKT_LINES];
+}
+
+/* Bytes of a len-byte packet carried by the line starting at byte at. */
+static inline MPI_Count pkt_piece(size_t len, MPI_Count at)
+{
+    MPI_Count left = (MPI_Count)len - at;
+    return left < INLINE_BYTES ? left : INLINE_BYTES;
+}
+
+static inline unsigned char *bcast_data(struct weft_coll_shm *sh, uint64_t r)
+{
+    return (unsigned char *)sh->result + (r % NBUF) * SLOT_BYTES;
+}
+
+/* The blocks of a gather / allgather / scatter node phase. */
+typedef struct {
+    const void      *sbuf; /* my block: packed from (sbuf, scount, sdt) */
+    MPI_Count        scount;
+    weft_datatype_t *sdt;
+    void            *rbuf; /* rank j's block unpacked at rbuf + j * rcount * extent */
+    MPI_Count        rcount;
+    weft_datatype_t *rdt;
+} blocks_t;
+
+/* ---- shm_region.c ---- */
+
+/* Wait for l->seq >= v (keeps point-to-point moving); lines[j * stride] >= v
+ * for every j != skip. */
+void weft_coll_shm_wait_ge(const line_t *l, uint64_t v);
+void weft_coll_shm_wait_all(const line_t *lines, size_t stride, int n, int skip, uint64_t v);
+/* Before writing into round r's buffers: wait until they are free; the _try
+ * form does not wait (1: free). */
+void weft_coll_shm_round_reuse(struct weft_coll_shm *sh, uint64_t r);
+int  weft_coll_shm_round_reuse_try(struct weft_coll_shm *sh, uint64_t r);
+/* After every post of round r is in: the first local rank whose posted size
+ * tag differs from size, or -1; the MPI_ERR_TRUNCATE that reports it. */
+int weft_coll_shm_posted_size_differs(struct weft_coll_shm *sh, uint64_t r, MPI_Count size);
+int weft_coll_shm_size_mismatch(const char *what, MPI_Count size, int j,
+                                struct weft_coll_shm *sh, uint64_t r);
+
+/* ---- shm_node.c: blocking node phases ---- */
+
+int    weft_coll_shm_node_barrier(struct weft_coll_shm *sh, int (*inter)(void *), void *arg,
+                                  int all_read);
+size_t weft_coll_shm_bcast_round_write(struct weft_coll_shm *sh, uint64_t r, const void *buf,
+                                       MPI_Count count, const weft_datatype_t *dt, MPI_Count off,
+                                       int *last);
+int    weft_coll_shm_node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
+                                const weft_datatype_t *dt, int lroot);
+int    weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf,
+                                 MPI_Count count, weft_datatype_t *dt, weft_op_t *op, int all,
+                                 int lroot);
+int    weft_coll_shm_node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block,
+                                 int all, int lroot);
+int    weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block,
+                                  int lroot);
+
+/* ---- shm_sched.c ---- */
+
+/* Before a blocking shared-memory call: finish the non-blocking ones started
+ * before it (the order rule). */
+void weft_coll_shm_queue_drain(struct weft_coll_shm *sh);
+
+#endif

@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * The shared-memory rows of algorithms.def, blocking form (the _run
+ * functions): the node phase through the region and, with several nodes,
+ * the node leaders' inter-node phase as an ordinary collective on the
+ * leader communicator. A blocking call first drains the communicator's
+ * non-blocking shared-memory calls (the order rule, shm_sched.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/shm/coll_shm_internal.h"
+#include "core/errors.h"
+#include "core/pt2pt.h"
+#include "core/runtime.h"
+
+/* ---- the algorithms ------------------------------------------------------------- */
+
+/* Run alg on a sub-communicator (the leaders' phase) to completion. */
+static int run_sub(weft_coll_args_t *sub)
+{
+    int alg;
+
+    sub->nested   = 1;
+    sub->blocking = 1;
+    alg           = weft_coll_select(sub);
+    if (alg < 0) {
+        return weft_error(MPI_ERR_INTERN, "no %s algorithm for the node leaders",
+                          weft_coll_names[sub->coll]);
+    }
+    return weft_coll_run_blocking(alg, sub);
+}
+
+/* Local index (rank in the node communicator) of comm rank r, which must be
+ * on my node. */
+static int local_index(struct weft_coll_comm *cc, int r)
+{
+    int k = 0;
+    if (cc->nodes == 1) {
+        return r;
+    }
+    for (int i = 0; i < r; i++) {
+        k += cc->node_index[i] == cc->node_index[r];
+    }
+    return k;
+}
+
+static int leader_barrier(void *arg)
+{
+    weft_coll_args_t sub;
+    memset(&sub, 0, sizeof(sub));
+    sub.coll = WEFT_COLL_BARRIER;
+    sub.comm = arg;
+    return run_sub(&sub);
+}
+
+static int barrier_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    struct weft_coll_shm *sh = cc->shm;
+    if (cc->nodes == 1) {
+        return weft_coll_shm_node_barrier(sh, NULL, NULL, sh->n <= BARRIER_ALL_READ_MAX);
+    }
+    (void)a;
+    return weft_coll_shm_node_barrier(sh, cc->leader_comm ? leader_barrier : NULL, cc->leader_comm, 0);
+}
+
+static int bcast_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    struct weft_coll_shm *sh = cc->shm;
+    int                   rc = MPI_SUCCESS, root_node;
+
+    if (cc->nodes == 1) {
+        return weft_coll_shm_node_bcast(sh, a->rbuf, a->count, a->dt, a->root);
+    }
+    root_node = cc->node_index[a->root];
+    if (cc->node_id == root_node) {
+        rc = weft_coll_shm_node_bcast(sh, a->rbuf, a->count, a->dt, local_index(cc, a->root));
+    }
+    if (cc->is_leader && cc->leader_comm->size > 1) {
+        weft_coll_args_t sub = *a;
+        int              lrc;
+        sub.comm = cc->leader_comm;
+        sub.root = root_node;
+        lrc      = run_sub(&sub);
+        rc       = rc == MPI_SUCCESS ? lrc : rc;
+    }
+    if (cc->node_id != root_node) {
+        int nrc = weft_coll_shm_node_bcast(sh, a->rbuf, a->count, a->dt, 0);
+        rc      = rc == MPI_SUCCESS ? nrc : rc;
+    }
+    return rc;
+}
+
+/* Node leader's accumulator for count elements of dt: rbuf when it has
+ * one to spare, else a temporary (freed by the caller). */
+static void *leader_acc(const weft_coll_args_t *a, int use_rbuf, void **tmp)
+{
+    *tmp = NULL;
+    if (use_rbuf) {
+        return a->rbuf;
+    }
+    *tmp = malloc((size_t)(a->count * a->dt->size) + 1);
+    return *tmp ? (char *)*tmp - a->dt->true_lb : NULL;
+}
+
+static int reduce_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    struct weft_coll_shm *sh   = cc->shm;
+    weft_comm_t          *comm = a->comm;
+    const void           *mine = weft_coll_mydata(a);
+    int                   rc, rl;
+    void                 *tmp, *acc;
+
+    if (cc->nodes == 1) {
+        return weft_coll_shm_node_reduce(sh, mine, a->rbuf, a->count, a->dt, a->op, 0, a->root);
+    }
+    rl  = cc->leader_of[a->root];
+    acc = leader_acc(a, !cc->is_leader || comm->rank == a->root, &tmp);
+    /* a non-leader's acc is never written (its recvbuf, insignificant at a
+     * non-root, may be NULL) */
+    if (acc == NULL && cc->is_leader && comm->rank != a->root) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a reduction temporary");
+    }
+    rc = weft_coll_shm_node_reduce(sh, mine, acc, a->count, a->dt, a->op, 0, 0);
+    if (rc == MPI_SUCCESS && cc->is_leader && cc->leader_comm->size > 1) {
+        weft_coll_args_t sub = *a;
+        sub.comm             = cc->leader_comm;
+        sub.root             = cc->node_index[a->root];
+        sub.sbuf             = comm->rank == rl ? MPI_IN_PLACE : acc;
+        sub.rbuf             = acc;
+        rc                   = run_sub(&sub);
+    }
+    if (rc == MPI_SUCCESS && rl != a->root) {
+        if (comm->rank == rl) {
+            rc = weft_send(acc, a->count, a->dt, a->root, weft_coll_next_tag(comm), comm,
+                           WEFT_CTX_COLL);
+        } else {
+            int tag = weft_coll_next_tag(comm);
+            if (comm->rank == a->root) {
+                rc = weft_recv(a->rbuf, a->count, a->dt, rl, tag, comm, WEFT_CTX_COLL,
+                               MPI_STATUS_IGNORE);
+            }
+        }
+    }
+    free(tmp);
+    return rc;
+}
+
+static int allreduce_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    struct weft_coll_shm *sh   = cc->shm;
+    const void           *mine = weft_coll_mydata(a);
+    int                   rc;
+
+    if (cc->nodes == 1) {
+        return weft_coll_shm_node_reduce(sh, mine, a->rbuf, a->count, a->dt, a->op, 1, 0);
+    }
+    rc = weft_coll_shm_node_reduce(sh, mine, a->rbuf, a->count, a->dt, a->op, 0, 0);
+    if (rc == MPI_SUCCESS && cc->is_leader && cc->leader_comm->size > 1) {
+        weft_coll_args_t sub = *a;
+        sub.comm             = cc->leader_comm;
+        sub.sbuf             = MPI_IN_PLACE;
+        rc                   = run_sub(&sub);
+    }
+    if (weft_coll_shm_node_bcast(sh, a->rbuf, a->count, a->dt, 0) != MPI_SUCCESS && rc == MPI_SUCCESS) {
+        rc = weft_error(MPI_ERR_INTERN, "allreduce: node broadcast of the result disagreed");
+    }
+    return rc;
+}
+
+/* Several nodes: blocks are packed (B bytes each) into one buffer in node
+ * order (node index, then comm rank); each node gathers into its leader's
+ * part of it through the region, leaders run gatherv / allgatherv on the
+ * leader communicator, and the full buffer reaches the root (or, through
+ * the region again, every rank), which unpacks it in comm rank order. */
+static int gather_nodes(const weft_coll_args_t *a, struct weft_coll_comm *cc, const blocks_t *mine,
+                        MPI_Count block, int all)
+{
+    weft_comm_t *comm = a->comm;
+    int          p = comm->size, nodes = cc->nodes, rc = MPI_SUCCESS, root_node;
+    int          want = all || comm->rank == a->root;
+    int         *order = malloc((size_t)p * sizeof(int));
+    MPI_Count   *counts = calloc((size_t)nodes, sizeof(MPI_Count));
+    MPI_Aint    *displs = calloc((size_t)nodes, sizeof(MPI_Aint));
+    char        *full   = NULL;
+
+    root_node = all ? 0 : cc->node_index[a->root];
+    if (order == NULL || counts == NULL || displs == NULL) {
+        weft_runtime_abort(1, "out of memory (gather node layout)");
+    }
+    for (int r = 0; r < p; r++) {
+        counts[cc->node_index[r]] += block;
+    }
+    for (int k = 1; k < nodes; k++) {
+        displs[k] = displs[k - 1] + (MPI_Aint)counts[k - 1];
+    }
+    for (int k = 0, i = 0; k < nodes; k++) {
+        for (int r = 0; r < p; r++) {
+            if (cc->node_index[r] == k) {
+                order[i++] = r;
+            }
+        }
+    }
+    if (block == 0) {
+        goto out;
+    }
+    if (cc->is_leader || want) {
+        /* every rank of the node must take part in the region's rounds, so
+         * there is no way to drop out cleanly here */
+        full = malloc((size_t)(p * block));
+        if (full == NULL) {
+            weft_runtime_abort(1, "out of memory (gather staging buffer)");
+        }
+    }
+    /* node phase: my node's blocks into the leader's part of full (rank
+     * order inside a node is local order, since node ranks follow comm
+     * ranks); it runs even after an allocation failure elsewhere so the
+     * region's rounds stay in step */
+    {
+        blocks_t nb = *mine;
+        char    *at = cc->is_leader ? full + displs[cc->node_id] : NULL;
+        nb.rbuf     = at;
+        nb.rcount   = block;
+        nb.rdt      = weft_coll_byte;
+        if (cc->is_leader) {
+            weft_dt_pack(mine->sdt, mine->scount, mine->sbuf, 0, at, block);
+        }
+        rc = weft_coll_shm_node_gather(cc->shm, &nb, block, 0, 0);
+    }
+    if (rc == MPI_SUCCESS && cc->is_leader && cc->leader_comm->size > 1) {
+        weft_coll_args_t sub;
+        memset(&sub, 0, sizeof(sub));
+        sub.coll    = all ? WEFT_COLL_ALLGATHERV : WEFT_COLL_GATHERV;
+        sub.comm    = cc->leader_comm;
+        sub.blocking = 1;
+        sub.sbuf    = (all || cc->node_id == root_node) ? MPI_IN_PLACE : full + displs[cc->node_id];
+        sub.scount  = counts[cc->node_id];
+        sub.sdt     = weft_coll_byte;
+        sub.rbuf    = full;
+        sub.rcounts = counts;
+        sub.rdispls = displs;
+        sub.rdt     = weft_coll_byte;
+        sub.root    = root_node;
+        rc          = run_sub(&sub);
+    }
+    if (all) {
+        int brc = weft_coll_shm_node_bcast(cc->shm, full, p * block, weft_coll_byte, 0);
+        rc      = rc == MPI_SUCCESS ? brc : rc;
+    } else if (cc->leader_of[a->root] != a->root) {
+        int rl = cc->leader_of[a->root], tag = weft_coll_next_tag(comm);
+        if (comm->rank == rl && rc == MPI_SUCCESS) {
+            rc = weft_send(full, p * block, weft_coll_byte, a->root, tag, comm, WEFT_CTX_COLL);
+        } else if (comm->rank == a->root && rc == MPI_SUCCESS) {
+            rc = weft_recv(full, p * block, weft_coll_byte, rl, tag, comm, WEFT_CTX_COLL,
+                           MPI_STATUS_IGNORE);
+        }
+    }
+    if (rc == MPI_SUCCESS && want) {
+        MPI_Aint rstride = (MPI_Aint)a->rcount * a->rdt->extent;
+        for (int i = 0; i < p; i++) {
+            weft_dt_unpack(a->rdt, a->rcount, (char *)a->rbuf + order[i] * rstride, 0,
+                           full + (MPI_Aint)i * block, block);
+        }
+    }
+out:
+    free(full);
+    free(order);
+    free(counts);
+    free(displs);
+    return rc;
+}
+
+static int gather_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc, int all)
+{
+    weft_comm_t *comm = a->comm;
+    int          me = comm->rank, want = all || me == a->root;
+    MPI_Aint     rstride = (MPI_Aint)a->rcount * a->rdt->extent;
+    blocks_t     b = {a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt};
+    MPI_Count    block;
+
+    if (a->sbuf == MPI_IN_PLACE) { /* my block already sits in rbuf */
+        b.sbuf   = (char *)a->rbuf + me * rstride;
+        b.scount = a->rcount;
+        b.sdt    = a->rdt;
+    }
+    block = b.scount * b.sdt->size;
+    if (cc->nodes > 1) {
+        return gather_nodes(a, cc, &b, block, all);
+    }
+    if (want && a->sbuf != MPI_IN_PLACE) {
+        weft_dt_copy(a->sbuf, a->scount, a->sdt, (char *)a->rbuf + me * rstride, a->rcount,
+                     a->rdt);
+    }
+    return weft_coll_shm_node_gather(cc->shm, &b, block, all, a->root);
+}
+
+static int scatter_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    weft_comm_t *comm = a->comm;
+    int          me = comm->rank, root = a->root;
+    blocks_t     b  = {a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt};
+    MPI_Count    block;
+
+    (void)cc;
+    if (me == root) {
+        block = a->scount * a->sdt->size;
+        if (a->rbuf != MPI_IN_PLACE) {
+            weft_dt_copy((const char *)a->sbuf + me * (MPI_Aint)a->scount * a->sdt->extent,
+                         a->scount, a->sdt, a->rbuf, a->rcount, a->rdt);
+        }
+    } else {
+        block = a->rcount * a->rdt->size;
+    }
+    return weft_coll_shm_node_scatter(cc->shm, &b, block, root);
+}
+
+/* One node: every rank packs all its outgoing blocks into its slot (block
+ * j at j * piece), then unpacks block `me` of every other rank's slot.
+ * Rounds cover the same byte range of every block, so MPI_IN_PLACE works:
+ * a range is packed before it is overwritten. */
+static int alltoall_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    struct weft_coll_shm *sh = cc->shm;
+    int                   n = sh->n, me = sh->me, inplace = a->sbuf == MPI_IN_PLACE;
+    const char           *sbuf   = inplace ? a->rbuf : a->sbuf;
+    MPI_Count             scount = inplace ? a->rcount : a->scount;
+    weft_datatype_t      *sdt    = inplace ? a->rdt : a->sdt;
+    MPI_Aint              sstride = (MPI_Aint)scount * sdt->extent;
+    MPI_Aint              rstride = (MPI_Aint)a->rcount * a->rdt->extent;
+    MPI_Count             block   = scount * sdt->size;
+    MPI_Count             piece   = SLOT_BYTES / (MPI_Count)n;
+
+    MPI_Count             off     = 0;
+    int                   rc      = MPI_SUCCESS;
+
+    /* Posts carry the block size; everyone reads every post, so a size
+     * mismatch is seen by all in the first round and all stop after it. */
+    do {
+        size_t         len  = (size_t)(block - off < piece ? block - off : piece);
+        size_t         all  = len * (size_t)n; /* this round's bytes per slot */
+        uint64_t       r    = round_begin(sh);
+        unsigned char *mine = contrib(sh, me, r, all);
+        weft_coll_shm_round_reuse(sh, r);
+        for (int j = 0; j < n; j++) {
+            weft_dt_pack(sdt, scount, sbuf + j * sstride, off, mine + (size_t)j * len,
+                         (MPI_Count)len);
+        }
+        publish(post_line(sh, me, r), seq_make(r, block, 0));
+        for (int j = 0; j < n; j++) {
+            if (j != me) {
+                weft_coll_shm_wait_ge(post_line(sh, j, r), r);
+            }
+        }
+        int j = weft_coll_shm_posted_size_differs(sh, r, block);
+        if (j >= 0) {
+            rc = weft_coll_shm_size_mismatch("an alltoall", block, j, sh, r);
+        }
+        for (j = 0; j < n && rc == MPI_SUCCESS; j++) {
+            weft_dt_unpack(a->rdt, a->rcount, (char *)a->rbuf + j * rstride, off,
+                           contrib(sh, j, r, all) + (size_t)me * len, (MPI_Count)len);
+        }
+        round_end(sh, r);
+        off += piece;
+    } while (off < block && rc == MPI_SUCCESS);
+    return rc;
+}
+
+/* A blocking shared-memory call: the non-blocking ones started before it
+ * on this communicator go first. */
+static struct weft_coll_comm *shm_enter(const weft_coll_args_t *a)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+
+    if (cc->shm != NULL) {
+        weft_coll_shm_queue_drain(cc->shm);
+    }
+    return cc;
+}
+
+int weft_coll_barrier_intra_shm_run(const weft_coll_args_t *a)
+{
+    return barrier_shm(a, shm_enter(a));
+}
+
+int weft_coll_bcast_intra_shm_run(const weft_coll_args_t *a)
+{
+    return bcast_shm(a, shm_enter(a));
+}
+
+int weft_coll_reduce_intra_shm_run(const weft_coll_args_t *a)
+{
+    return reduce_shm(a, shm_enter(a));
+}
+
+int weft_coll_allreduce_intra_shm_run(const weft_coll_args_t *a)
+{
+    return allreduce_shm(a, shm_enter(a));
+}
+
+int weft_coll_gather_intra_shm_run(const weft_coll_args_t *a)
+{
+    return gather_shm(a, shm_enter(a), 0);
+}
+
+int weft_coll_allgather_intra_shm_run(const weft_coll_args_t *a)
+{
+    return gather_shm(a, shm_enter(a), 1);
+}
+
+int weft_coll_scatter_intra_shm_run(const weft_coll_args_t *a)
+{
+    return scatter_shm(a, shm_enter(a));
+}
+
+int weft_coll_alltoall_intra_shm_run(const weft_coll_args_t *a)
+{
+    return alltoall_shm(a, shm_enter(a));
+}

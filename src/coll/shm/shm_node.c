@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Blocking node phases over the shared region: barrier, broadcast,
+ * reduction (whole vector on every reader, or 1/n slices), gather and
+ * scatter of blocks, each cut into rounds of at most SLOT_BYTES.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/shm/coll_shm_internal.h"
+#include "core/errors.h"
+#include "util/cache.h"
+
+/* ---- node-level operations ------------------------------------------------ */
+
+/* Barrier among the node's ranks; between the leader's arrival and release,
+ * inter(arg) runs on the leader (NULL: none). */
+int weft_coll_shm_node_barrier(struct weft_coll_shm *sh, int (*inter)(void *), void *arg, int all_read)
+{
+    uint64_t b  = ++sh->bar;
+    int      rc = MPI_SUCCESS;
+
+    if (sh->n == 1) {
+        return inter ? inter(arg) : MPI_SUCCESS;
+    }
+    publish(&sh->arrive[sh->me], b);
+    if (all_read) {
+        weft_coll_shm_wait_all(sh->arrive, 1, sh->n, sh->me, b);
+        return MPI_SUCCESS;
+    }
+    if (sh->me == 0) {
+        weft_coll_shm_wait_all(sh->arrive, 1, sh->n, 0, b);
+        if (inter) {
+            rc = inter(arg);
+        }
+        publish(sh->release, b);
+    } else {
+        weft_coll_shm_wait_ge(sh->release, b);
+    }
+    return rc;
+}
+
+/* Broadcast root, round r (its buffers free): the next chunk of the packed
+ * stream of (buf, count, dt) from byte off into the region and flagged;
+ * returns its length, *last set on the final chunk. */
+size_t weft_coll_shm_bcast_round_write(struct weft_coll_shm *sh, uint64_t r, const void *buf,
+                                MPI_Count count, const weft_datatype_t *dt, MPI_Count off,
+                                int *last)
+{
+    MPI_Count total = count * dt->size;
+    line_t   *pkt   = ready_pkt(sh, r);
+    size_t    len   = (size_t)(total - off < SLOT_BYTES ? total - off : SLOT_BYTES);
+    int       lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
+
+    *last      = off + (MPI_Count)len >= total;
+    uint64_t v = seq_make(r, (MPI_Count)len, *last);
+    if (len == 0) {
+        publish(&pkt[0], v);
+    } else if (lines > 0) {
+        for (int i = 0; i < lines; i++) {
+            MPI_Count at = (MPI_Count)i * INLINE_BYTES;
+            weft_dt_pack(dt, count, buf, off + at, pkt[i].data, pkt_piece(len, at));
+            publish(&pkt[i], v);
+        }
+    } else {
+        weft_dt_pack(dt, count, buf, off, bcast_data(sh, r), (MPI_Count)len);
+        publish(&pkt[0], v);
+    }
+    return len;
+}
+
+/* Broadcast the packed stream of (buf, count, dt) from local rank lroot. */
+int weft_coll_shm_node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
+                      const weft_datatype_t *dt, int lroot)
+{
+    MPI_Count total = count * dt->size, off = 0;
+    int       last  = 0, rc = MPI_SUCCESS;
+
+    if (sh->n == 1) {
+        return MPI_SUCCESS;
+    }
+    /* The root decides the rounds: each round's lines carry its length and
+     * the last one says so, so a rank whose count disagrees still takes
+     * part in every round (and reports truncation if it gets more than it
+     * has room for, as a receive would). A zero-byte call is one round. */
+    while (!last) {
+        uint64_t       r    = round_begin(sh);
+        line_t        *pkt  = ready_pkt(sh, r);
+        unsigned char *data = bcast_data(sh, r);
+        size_t         len;
+        int            lines;
+        if (sh->me == lroot) {
+            weft_coll_shm_round_reuse(sh, r);
+            len   = weft_coll_shm_bcast_round_write(sh, r, buf, count, dt, off, &last);
+            lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
+            if (total <= PREFETCH_MAX && buffer_free(sh, r + 1)) { /* same root next time? */
+                weft_prefetch_for_write(ready_pkt(sh, r + 1),
+                                        sizeof(line_t) * (size_t)(lines ? lines : 1));
+            }
+        } else {
+            weft_coll_shm_wait_ge(&pkt[0], r);
+            uint64_t v = load(&pkt[0]);
+            len        = (size_t)seq_size(v);
+            last       = (v & SEQ_LAST) != 0;
+            lines      = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
+            if (off + (MPI_Count)len > total && rc == MPI_SUCCESS) {
+                rc = weft_error(MPI_ERR_TRUNCATE, "the root broadcasts more data than count "
+                                                  "and datatype here hold (%lld bytes)",
+                                (long long)total);
+            }
+            if (lines > 0) {
+                for (int i = 0; i < lines; i++) {
+                    MPI_Count at = (MPI_Count)i * INLINE_BYTES;
+                    weft_coll_shm_wait_ge(&pkt[i], r);
+                    weft_dt_unpack(dt, count, buf, off + at, pkt[i].data, pkt_piece(len, at));
+                }
+            } else {
+                weft_dt_unpack(dt, count, buf, off, data, (MPI_Count)len);
+            }
+        }
+        off += (MPI_Count)len;
+        round_end(sh, r);
+    }
+    return rc;
+}
+
+/* Reduce count elements of contiguous dt from every local rank (mine at
+ * mydata) into rbuf: on every rank (all) or on local rank lroot. Operands
+ * combine in local rank order, so non-commutative ops are right. */
+int weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf, MPI_Count count,
+                       weft_datatype_t *dt, weft_op_t *op, int all, int lroot)
+{
+    size_t   esize = (size_t)dt->size, total = (size_t)count * esize;
+    MPI_Aint tlb   = dt->true_lb;
+    int      n = sh->n, me = sh->me, rc = MPI_SUCCESS;
+    int      want  = all || me == lroot;
+
+    if (n == 1) {
+        if (want && mydata != rbuf && total) {
+            memcpy((char *)rbuf + tlb, (const char *)mydata + tlb, total);
+        }
+        return MPI_SUCCESS;
+    }
+    /* Every post carries the call's byte count: ranks whose counts differ
+     * report it (and, as everyone reads every post of the first round, all
+     * leave together) instead of falling out of step. A zero count is still
+     * one round for that reason. */
+    if (total <= REDUCE_ALL_MAX) {
+        uint64_t r = round_begin(sh);
+        int      j;
+        weft_coll_shm_round_reuse(sh, r);
+        memcpy(contrib(sh, me, r, total), (const char *)mydata + tlb, total);
+        publish(post_line(sh, me, r), seq_make(r, (MPI_Count)total, 1));
+        if (buffer_free(sh, r + 1)) {
+            weft_prefetch_for_write(post_line(sh, me, r + 1), sizeof(line_t));
+            if (total > INLINE_BYTES) {
+                weft_prefetch_for_write(contrib(sh, me, r + 1, total), total);
+            }
+        }
+        if (want) {
+            weft_coll_shm_wait_all(sh->post + r % NBUF, NBUF, n, me, r);
+            if ((j = weft_coll_shm_posted_size_differs(sh, r, (MPI_Count)total)) >= 0) {
+                round_end(sh, r);
+                return weft_coll_shm_size_mismatch("a reduction", (MPI_Count)total, j, sh, r);
+            }
+            if (total == 0) {
+                round_end(sh, r);
+                return MPI_SUCCESS;
+            }
+            /* ((c0 op c1) op ...) evaluated from the right: acc = c[j] op acc */
+            memcpy((char *)rbuf + tlb, contrib(sh, n - 1, r, total), total);
+            for (int j = n - 2; j >= 0 && rc == MPI_SUCCESS; j--) {
+                rc = weft_op_reduce(op, contrib(sh, j, r, total) - tlb, rbuf, count, dt);
+            }
+        }
+        round_end(sh, r);
+        return rc;
+    }
+    /* Each rank reduces its 1/n piece of the round in place in the last
+     * rank's slot (only the piece's owner touches that part), then everyone
+     * copies the whole reduced round out of that slot. */
+    MPI_Count per_round = SLOT_BYTES / esize;
+    for (MPI_Count first = 0; first < count; first += per_round) {
+        MPI_Count      cnt = count - first < per_round ? count - first : per_round;
+        size_t         len = (size_t)cnt * esize, at = (size_t)first * esize;
+        uint64_t       r   = round_begin(sh);
+        MPI_Count      poff, pcnt;
+        unsigned char *acc;
+
+        weft_coll_shm_round_reuse(sh, r);
+        memcpy(contrib(sh, me, r, len), (const char *)mydata + tlb + at, len);
+        publish(post_line(sh, me, r), seq_make(r, (MPI_Count)total, 0));
+        weft_coll_shm_wait_all(sh->post + r % NBUF, NBUF, n, me, r);
+        acc = contrib(sh, n - 1, r, len);
+        weft_coll_block(cnt, n, me, &poff, &pcnt);
+        if (first == 0) {
+            int j = weft_coll_shm_posted_size_differs(sh, r, (MPI_Count)total);
+            if (j >= 0) { /* everyone sees it in this round and leaves after it */
+                rc   = weft_coll_shm_size_mismatch("a reduction", (MPI_Count)total, j, sh, r);
+                pcnt = 0;
+                want = 0;
+                count = first + cnt; /* no further round */
+            }
+        }
+        if (pcnt > 0) {
+            size_t pat = (size_t)poff * esize;
+            for (int j = n - 2; j >= 0 && rc == MPI_SUCCESS; j--) {
+                rc = weft_op_reduce(op, contrib(sh, j, r, len) + pat - tlb, acc + pat - tlb, pcnt,
+                                    dt);
+            }
+        }
+        publish(&sh->reduced[me], r);
+        if (want) {
+            weft_coll_shm_wait_all(sh->reduced, 1, n, me, r);
+            memcpy((char *)rbuf + tlb + at, acc, len);
+        }
+        round_end(sh, r);
+    }
+    return rc;
+}
+
+/* Every local rank's block (block bytes each) gathered on lroot, or on
+ * every rank (all), packed and unpacked through the callers' datatypes. */
+int weft_coll_shm_node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int all,
+                       int lroot)
+{
+    int       n = sh->n, me = sh->me, want = all || me == lroot, rc = MPI_SUCCESS;
+    MPI_Aint  rstride = (MPI_Aint)b->rcount * b->rdt->extent;
+    MPI_Count off     = 0;
+
+    if (n == 1) {
+        return MPI_SUCCESS;
+    }
+    /* Posts carry the block size. With `all` every rank reads every post of
+     * the first round, so if the sizes differ all of them notice and stop
+     * after it (a rooted gather's root reports it; a multi-round mismatch
+     * there can still leave the ranks out of step). At least one round, so
+     * a zero-size block meets a non-zero one. */
+    do {
+        size_t   len = (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
+        uint64_t r   = round_begin(sh);
+        if (!want || all) {
+            weft_coll_shm_round_reuse(sh, r);
+            weft_dt_pack(b->sdt, b->scount, b->sbuf, off, contrib(sh, me, r, len), (MPI_Count)len);
+            publish(post_line(sh, me, r), seq_make(r, block, 0));
+        }
+        if (want) {
+            for (int j = 0; j < n; j++) {
+                if (j == me) {
+                    continue;
+                }
+                weft_coll_shm_wait_ge(post_line(sh, j, r), r);
+                if (!seq_size_is(load(post_line(sh, j, r)), block)) {
+                    if (rc == MPI_SUCCESS) {
+                        rc = weft_coll_shm_size_mismatch("a gather", block, j, sh, r);
+                    }
+                    continue;
+                }
+                weft_dt_unpack(b->rdt, b->rcount, (char *)b->rbuf + j * rstride, off,
+                               contrib(sh, j, r, len), (MPI_Count)len);
+            }
+        }
+        round_end(sh, r);
+        off += SLOT_BYTES;
+    } while (off < block && !(all && rc != MPI_SUCCESS));
+    return rc;
+}
+
+/* One node: lroot packs round r's piece of rank j's block into rank j's
+ * slot (up to SLOT_BYTES per rank and round) and flags the round on the
+ * ready line; every other rank copies its piece out of its own slot, all in
+ * parallel. The root decides the rounds (its block size rides on the ready
+ * line, with the last-round bit), so a rank whose block size disagrees still
+ * follows every round and reports the mismatch. */
+int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int lroot)
+{
+    int       n = sh->n, me = sh->me, rc = MPI_SUCCESS, last = 0;
+    MPI_Aint  sstride = (MPI_Aint)b->scount * b->sdt->extent;
+    MPI_Count off     = 0;
+
+    if (n == 1) {
+        return MPI_SUCCESS;
+    }
+    while (!last) {
+        uint64_t r   = round_begin(sh);
+        line_t  *pkt = ready_pkt(sh, r);
+        if (me == lroot) {
+            size_t len = (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
+            last       = off + (MPI_Count)len >= block;
+            weft_coll_shm_round_reuse(sh, r);
+            for (int j = 0; j < n && len > 0; j++) {
+                if (j != me) {
+                    weft_dt_pack(b->sdt, b->scount, (const char *)b->sbuf + j * sstride, off,
+                                 contrib(sh, j, r, SLOT_BYTES), (MPI_Count)len);
+                }
+            }
+            publish(&pkt[0], seq_make(r, block, last));
+        } else {
+            weft_coll_shm_wait_ge(&pkt[0], r);
+            uint64_t  v     = load(&pkt[0]);
+            MPI_Count rooth = seq_size(v), len, mine;
+            last            = (v & SEQ_LAST) != 0;
+            if (!seq_size_is(v, block) && rc == MPI_SUCCESS) {
+                rc = weft_error(MPI_ERR_TRUNCATE,
+                                "ranks passed different amounts of data to a scatter (%lld "
+                                "bytes here, about %lld at the root)",
+                                (long long)block, (long long)rooth);
+            }
+            /* the root's block size is known modulo 8 MiB only: copy what
+             * this round holds for us and fits our buffer */
+            len  = last ? (block - off) : SLOT_BYTES;
+            mine = block - off < len ? block - off : len;
+            if (rc == MPI_SUCCESS && mine > 0) {
+                weft_dt_unpack(b->rdt, b->rcount, b->rbuf, off, contrib(sh, me, r, SLOT_BYTES),
+                               mine);
+            }
+        }
+        off += SLOT_BYTES;
+        round_end(sh, r);
+    }
+    return rc;
+}

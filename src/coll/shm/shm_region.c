@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * The node-shared region of a communicator: creation (collective, agreed by
+ * every rank), teardown, waiting on its counters and the rule for reusing a
+ * round's buffers. Layout and counters: coll_shm_internal.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/shm/coll_shm_internal.h"
+#include "core/comm_ctx.h"
+#include "core/errors.h"
+#include "core/progress.h"
+#include "core/pt2pt.h"
+#include "core/runtime.h"
+#include "transport/shm/shm_coll.h"
+
+static size_t region_bytes(int n)
+{
+    size_t lines = (size_t)n * (3 + NBUF) + 1 + (size_t)NBUF * PKT_LINES;
+    return lines * sizeof(line_t) + (size_t)(n + 1) * NBUF * SLOT_BYTES;
+}
+
+static void region_carve(struct weft_coll_shm *sh)
+{
+    line_t *l   = sh->base;
+    int     n   = sh->n;
+    sh->arrive  = l;
+    sh->release = l + n;
+    sh->post    = sh->release + 1;
+    sh->reduced = sh->post + (size_t)n * NBUF;
+    sh->done    = sh->reduced + n;
+    sh->ready   = sh->done + n;
+    sh->slots   = (char *)(sh->ready + NBUF * PKT_LINES);
+    sh->result  = sh->slots + (size_t)n * NBUF * SLOT_BYTES;
+}
+
+/* Wait for l->seq >= v, keeping point-to-point moving (a peer may need one
+ * of our pending sends to reach this collective). */
+void weft_coll_shm_wait_ge(const line_t *l, uint64_t v)
+{
+    weft_wait_t w = {0};
+    while ((load(l) & SEQ_ROUND_MASK) < v) {
+        if ((w.polls & 7) == 7) {
+            weft_progress_poll();
+        }
+        weft_wait_step(&w);
+    }
+}
+
+/* lines[j * stride] >= v for every j != skip */
+void weft_coll_shm_wait_all(const line_t *lines, size_t stride, int n, int skip, uint64_t v)
+{
+    for (int j = 0; j < n; j++) {
+        if (j != skip) {
+            weft_coll_shm_wait_ge(&lines[(size_t)j * stride], v);
+        }
+    }
+}
+
+static void done_floor_update(struct weft_coll_shm *sh, uint64_t r);
+
+/* Before writing into round r's buffers. */
+void weft_coll_shm_round_reuse(struct weft_coll_shm *sh, uint64_t r)
+{
+    if (buffer_free(sh, r)) {
+        return;
+    }
+    weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r - NBUF);
+    done_floor_update(sh, r);
+}
+
+/* weft_coll_shm_round_reuse without waiting: 1 when round r's buffers are free. */
+int weft_coll_shm_round_reuse_try(struct weft_coll_shm *sh, uint64_t r)
+{
+    if (buffer_free(sh, r)) {
+        return 1;
+    }
+    for (int j = 0; j < sh->n; j++) {
+        if (j != sh->me && (load(&sh->done[j]) & SEQ_ROUND_MASK) < r - NBUF) {
+            return 0;
+        }
+    }
+    done_floor_update(sh, r);
+    return 1;
+}
+
+/* Every rank finished round r - NBUF: remember how far all of them got. */
+static void done_floor_update(struct weft_coll_shm *sh, uint64_t r)
+{
+    uint64_t floor = r - 1; /* mine: I am past round r - 1 */
+    for (int j = 0; j < sh->n; j++) {
+        uint64_t d = j == sh->me ? floor : load(&sh->done[j]) & SEQ_ROUND_MASK;
+        floor      = d < floor ? d : floor;
+    }
+    sh->done_floor = floor;
+}
+
+/* After every post of round r is in: the first local rank whose posted
+ * size tag differs from size, or -1. */
+int weft_coll_shm_posted_size_differs(struct weft_coll_shm *sh, uint64_t r, MPI_Count size)
+{
+    for (int j = 0; j < sh->n; j++) {
+        if (!seq_size_is(load(post_line(sh, j, r)), size)) {
+            return j;
+        }
+    }
+    return -1;
+}
+
+int weft_coll_shm_size_mismatch(const char *what, MPI_Count size, int j, struct weft_coll_shm *sh,
+                         uint64_t r)
+{
+    return weft_error(MPI_ERR_TRUNCATE,
+                      "ranks passed different amounts of data to %s (%lld bytes here, about "
+                      "%lld at local rank %d)",
+                      what, (long long)size, (long long)seq_size(load(post_line(sh, j, r))), j);
+}
+
+/* ---- setup ------------------------------------------------------------------ */
+
+static void shm_free(struct weft_coll_shm *sh)
+{
+    if (sh != NULL) {
+        weft_shm_region_unmap(sh->base, sh->bytes);
+        free(sh);
+    }
+}
+
+void weft_coll_shm_free(struct weft_coll_comm *cc)
+{
+    shm_free(cc->shm);
+    cc->shm = NULL;
+}
+
+/* AND of ok over comm (rank 0 collects and answers): every rank must agree
+ * whether the region exists, or they would pick different algorithms. */
+/* Setup traffic uses internal tags (WEFT_XTAG_COLL_SHM), not the
+ * collective tag sequence: the region is set up lazily inside the first
+ * shared-memory collective, and its messages must never match a collective's
+ * (issue 19 bug 12: a stale collective receive took the region name). */
+static int agree(weft_comm_t *comm, int ok)
+{
+    int tag = WEFT_XTAG_COLL_SHM + 1, rc = MPI_SUCCESS;
+    int v   = ok;
+
+    if (comm->rank == 0) {
+        for (int r = 1; r < comm->size && rc == MPI_SUCCESS; r++) {
+            int x = 0;
+            rc    = weft_recv_bytes(&x, sizeof(x), r, tag, comm);
+            v     = v && x;
+        }
+        for (int r = 1; r < comm->size && rc == MPI_SUCCESS; r++) {
+            rc = weft_send_bytes(&v, sizeof(v), r, tag, comm);
+        }
+    } else {
+        rc = weft_send_bytes(&v, sizeof(v), 0, tag, comm);
+        if (rc == MPI_SUCCESS) {
+            rc = weft_recv_bytes(&v, sizeof(v), 0, tag, comm);
+        }
+    }
+    return rc == MPI_SUCCESS && v;
+}
+
+int weft_coll_shm_setup(weft_comm_t *comm)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(comm);
+    struct weft_coll_shm  *sh;
+    weft_comm_t           *node = comm;
+    char                   name[WEFT_SHM_REGION_NAME_MAX] = "";
+    int                    rc, ok;
+
+    if (cc->shm_state != 0) {
+        return MPI_SUCCESS;
+    }
+    if (weft_coll_byte == NULL) { /* normally set by the first schedule */
+        weft_coll_byte = weft_datatype_from_handle(MPI_BYTE);
+    }
+    if (cc->nodes > 1) {
+        rc = weft_coll_comm_two_level(comm);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        node = cc->node_comm;
+    }
+    sh = calloc(1, sizeof(*sh));
+    ok = sh != NULL;
+    if (sh != NULL) {
+        sh->node  = node;
+        sh->n     = node->size;
+        sh->me    = node->rank;
+        sh->bytes = region_bytes(sh->n);
+    }
+    if (node->size > 1) {
+        int tag = WEFT_XTAG_COLL_SHM;
+        rc      = MPI_SUCCESS;
+        if (node->rank == 0) {
+            if (sh != NULL) {
+                sh->base = weft_shm_region_create(sh->bytes, name);
+            }
+            if (sh == NULL || sh->base == NULL) {
+                name[0] = '\0';
+            }
+            for (int j = 1; j < node->size && rc == MPI_SUCCESS; j++) {
+                rc = weft_send_bytes(name, sizeof(name), j, tag, node);
+            }
+        } else {
+            rc = weft_recv_bytes(name, sizeof(name), 0, tag, node);
+            if (rc == MPI_SUCCESS && name[0] != '\0' && sh != NULL) {
+                sh->base = weft_shm_region_attach(name, sh->bytes);
+            }
+        }
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        ok = ok && sh->base != NULL;
+    }
+    ok = agree(comm, ok);
+    if (node->rank == 0 && name[0] != '\0') {
+        weft_shm_region_unlink(name); /* everyone attached (or gave up) */
+    }
+    if (!ok) {
+        shm_free(sh);
+        cc->shm_state = -1;
+        return MPI_SUCCESS;
+    }
+    if (sh->base != NULL) {
+        region_carve(sh);
+    }
+    cc->shm       = sh;
+    cc->shm_state = 1;
+    return MPI_SUCCESS;
+}

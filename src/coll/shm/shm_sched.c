@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Non-blocking and persistent shared-memory calls on one node: the order
+ * rule (a FIFO of calls in flight per communicator), the poll steps that run
+ * the node phases' rounds without blocking, and the schedule builders of the
+ * algorithms.def rows with a schedule form.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/shm/coll_shm_internal.h"
+#include "core/errors.h"
+#include "core/progress.h"
+
+/* ---- non-blocking and persistent calls ---------------------------------------
+ *
+ * Order rule: the region's rounds are numbered by one counter per rank, so
+ * every rank of the node must run the same sequence of shared-memory
+ * operations. MPI requires every rank to issue the collectives of one
+ * communicator (blocking, non-blocking and persistent starts alike) in the
+ * same order, so each rank keeps the ones in flight in a FIFO, in start
+ * order: only the head takes rounds, and a blocking shared-memory call first
+ * drives the FIFO empty. Each rank's sequence of rounds is then the
+ * sequence of calls, the same everywhere.
+ */
+typedef struct shm_op {
+    struct shm_op        *next;
+    struct weft_coll_shm *sh;
+    void                 *buf;
+    MPI_Count             count, off;
+    weft_datatype_t      *dt;
+    int                   lroot, last, rc, in_round;
+    uint64_t              r;
+    /* reductions */
+    const void           *mydata;
+    weft_op_t            *op;
+    int                   all, phase;
+    MPI_Count             first; /* first element of the current round */
+} shm_op_t;
+
+static void queue_push(struct weft_coll_shm *sh, shm_op_t *op)
+{
+    op->next = NULL;
+    if (sh->queue_tail) {
+        sh->queue_tail->next = op;
+    } else {
+        sh->queue_head = op;
+    }
+    sh->queue_tail = op;
+}
+
+static void queue_pop(struct weft_coll_shm *sh)
+{
+    sh->queue_head = sh->queue_head->next;
+    if (sh->queue_head == NULL) {
+        sh->queue_tail = NULL;
+    }
+}
+
+/* Before a blocking shared-memory call: finish the ones started before it
+ * (the other ranks finish them too, in their own blocking call or in any
+ * wait, since progress advances schedules). */
+void weft_coll_shm_queue_drain(struct weft_coll_shm *sh)
+{
+    weft_wait_t w = {0};
+    while (sh->queue_head != NULL) {
+        if (weft_progress_poll() == 0) {
+            weft_wait_step(&w);
+        }
+    }
+}
+
+/* One step of a non-blocking weft_coll_shm_node_bcast; 1 when the call is finished. */
+static int bcast_poll(void *state, int first, int *rc)
+{
+    shm_op_t             *op    = state;
+    struct weft_coll_shm *sh    = op->sh;
+    MPI_Count             total = op->count * op->dt->size;
+
+    if (first) {
+        op->off = 0, op->last = 0, op->rc = MPI_SUCCESS, op->in_round = 0;
+        queue_push(sh, op);
+    }
+    if (sh->queue_head != op) {
+        return 0;
+    }
+    while (!op->last) {
+        uint64_t r;
+        size_t   len;
+        if (!op->in_round) {
+            op->r        = round_begin(sh);
+            op->in_round = 1;
+        }
+        r = op->r;
+        if (sh->me == op->lroot) {
+            if (!weft_coll_shm_round_reuse_try(sh, r)) {
+                return 0;
+            }
+            len = weft_coll_shm_bcast_round_write(sh, r, op->buf, op->count, op->dt, op->off, &op->last);
+        } else {
+            line_t  *pkt = ready_pkt(sh, r);
+            uint64_t v;
+            int      lines;
+            if ((load(&pkt[0]) & SEQ_ROUND_MASK) < r) {
+                return 0;
+            }
+            v     = load(&pkt[0]);
+            len   = (size_t)seq_size(v);
+            lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
+            /* the root publishes a packet's lines in order: the last one
+             * in means all are */
+            if (lines > 1 && (load(&pkt[lines - 1]) & SEQ_ROUND_MASK) < r) {
+                return 0;
+            }
+            op->last = (v & SEQ_LAST) != 0;
+            if (op->off + (MPI_Count)len > total) {
+                if (op->rc == MPI_SUCCESS) {
+                    op->rc = weft_error(MPI_ERR_TRUNCATE, "the root broadcasts more data than "
+                                                          "count and datatype here hold (%lld "
+                                                          "bytes)",
+                                        (long long)total);
+                }
+            } else if (lines > 0) {
+                for (int i = 0; i < lines; i++) {
+                    MPI_Count at = (MPI_Count)i * INLINE_BYTES;
+                    weft_dt_unpack(op->dt, op->count, op->buf, op->off + at, pkt[i].data,
+                                   pkt_piece(len, at));
+                }
+            } else {
+                weft_dt_unpack(op->dt, op->count, op->buf, op->off, bcast_data(sh, r),
+                               (MPI_Count)len);
+            }
+        }
+        op->off += (MPI_Count)len;
+        op->in_round = 0;
+        round_end(sh, r);
+    }
+    queue_pop(sh);
+    *rc = op->rc;
+    return 1;
+}
+
+/* all posts (or, with reduced, all "reduced" lines) of round r in? */
+static int all_in(struct weft_coll_shm *sh, const line_t *lines, size_t stride, uint64_t r)
+{
+    for (int j = 0; j < sh->n; j++) {
+        if (j != sh->me && (load(&lines[(size_t)j * stride]) & SEQ_ROUND_MASK) < r) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* One step of a non-blocking weft_coll_shm_node_reduce (same rounds, same combining
+ * order); 1 when the call is finished. Phases of a round: 0 write my
+ * contribution once the buffers are free, 1 wait for every contribution
+ * and reduce, 2 (large) wait for every piece and copy the result out. */
+static int reduce_poll(void *state, int first, int *rc)
+{
+    shm_op_t             *o  = state;
+    struct weft_coll_shm *sh = o->sh;
+    weft_datatype_t      *dt = o->dt;
+    size_t                esize = (size_t)dt->size, total = (size_t)o->count * esize;
+    MPI_Aint              tlb   = dt->true_lb;
+    int                   n = sh->n, me = sh->me, want = o->all || me == o->lroot;
+    int                   small = total <= REDUCE_ALL_MAX;
+    MPI_Count             per_round = small ? o->count : (MPI_Count)(SLOT_BYTES / esize);
+
+    if (first) {
+        o->first = 0, o->phase = 0, o->rc = MPI_SUCCESS, o->in_round = 0, o->last = 0;
+        queue_push(sh, o);
+    }
+    if (sh->queue_head != o) {
+        return 0;
+    }
+    while (!o->last) {
+        MPI_Count cnt = o->count - o->first < per_round ? o->count - o->first : per_round;
+        size_t    len = (size_t)cnt * esize, at = (size_t)o->first * esize;
+        uint64_t  r;
+        if (!o->in_round) {
+            o->r        = round_begin(sh);
+            o->in_round = 1;
+            o->phase    = 0;
+        }
+        r = o->r;
+        if (o->phase == 0) {
+            if (!weft_coll_shm_round_reuse_try(sh, r)) {
+                return 0;
+            }
+            memcpy(contrib(sh, me, r, small ? total : len), (const char *)o->mydata + tlb + at,
+                   len);
+            publish(post_line(sh, me, r), seq_make(r, (MPI_Count)total, small));
+            o->phase = 1;
+        }
+        if (o->phase == 1) {
+            if ((want || !small) && !all_in(sh, sh->post + r % NBUF, NBUF, r)) {
+                return 0;
+            }
+            if (o->first == 0 && (want || !small)) {
+                int j = weft_coll_shm_posted_size_differs(sh, r, (MPI_Count)total);
+                if (j >= 0) { /* everyone reads every post of this round: all stop */
+                    o->rc = weft_coll_shm_size_mismatch("a reduction", (MPI_Count)total, j, sh, r);
+                    if (!small) {
+                        publish(&sh->reduced[me], r);
+                    }
+                    round_end(sh, r);
+                    o->last = 1;
+                    break;
+                }
+            }
+            if (small) {
+                if (want && total > 0) {
+                    memcpy((char *)o->buf + tlb, contrib(sh, n - 1, r, total), total);
+                    for (int j = n - 2; j >= 0 && o->rc == MPI_SUCCESS; j--) {
+                        o->rc = weft_op_reduce(o->op, contrib(sh, j, r, total) - tlb, o->buf,
+                                               o->count, dt);
+                    }
+                }
+                round_end(sh, r);
+                o->last = 1;
+                break;
+            }
+            MPI_Count      poff, pcnt;
+            unsigned char *acc = contrib(sh, n - 1, r, len);
+            weft_coll_block(cnt, n, me, &poff, &pcnt);
+            for (int j = n - 2; pcnt > 0 && j >= 0 && o->rc == MPI_SUCCESS; j--) {
+                size_t pat = (size_t)poff * esize;
+                o->rc = weft_op_reduce(o->op, contrib(sh, j, r, len) + pat - tlb, acc + pat - tlb,
+                                       pcnt, dt);
+            }
+            publish(&sh->reduced[me], r);
+            o->phase = 2;
+        }
+        if (want) {
+            if (!all_in(sh, sh->reduced, 1, r)) {
+                return 0;
+            }
+            memcpy((char *)o->buf + tlb + at, contrib(sh, n - 1, r, len), len);
+        }
+        round_end(sh, r);
+        o->in_round = 0;
+        o->first += cnt;
+        o->last = o->first >= o->count;
+    }
+    queue_pop(sh);
+    *rc = o->rc;
+    return 1;
+}
+
+/* Non-blocking gather / allgather / scatter on one node: weft_coll_shm_node_gather's and
+ * weft_coll_shm_node_scatter's rounds as poll steps (same FIFO order rule as the bcast). */
+typedef struct {
+    shm_op_t  h; /* queue link, region, round state, error */
+    blocks_t  b;
+    MPI_Count block;
+    int       kind; /* 0 gather, 1 allgather, 2 scatter */
+    int       inplace;
+} shm_blocks_op_t;
+
+/* The local part of the call, at each start (the data may have changed). */
+static void blocks_op_start(shm_blocks_op_t *o)
+{
+    struct weft_coll_shm *sh = o->h.sh;
+    int                   me = sh->me, root = o->h.lroot;
+    blocks_t             *b  = &o->b;
+
+    if (o->kind == 2) {
+        if (me == root && !o->inplace) {
+            weft_dt_copy((const char *)b->sbuf + me * (MPI_Aint)b->scount * b->sdt->extent,
+                         b->scount, b->sdt, b->rbuf, b->rcount, b->rdt);
+        }
+    } else if ((o->kind == 1 || me == root) && !o->inplace) {
+        weft_dt_copy(b->sbuf, b->scount, b->sdt,
+                     (char *)b->rbuf + me * (MPI_Aint)b->rcount * b->rdt->extent, b->rcount,
+                     b->rdt);
+    }
+}
+
+static int gather_poll(void *state, int first, int *rc)
+{
+    shm_blocks_op_t      *o  = state;
+    struct weft_coll_shm *sh = o->h.sh;
+    const blocks_t       *b  = &o->b;
+    int                   n = sh->n, me = sh->me, all = o->kind == 1;
+    int                   want = all || me == o->h.lroot;
+    MPI_Aint              rstride = want ? (MPI_Aint)b->rcount * b->rdt->extent : 0;
+
+    if (first) {
+        o->h.off = 0, o->h.last = 0, o->h.rc = MPI_SUCCESS, o->h.in_round = 0;
+        blocks_op_start(o);
+        queue_push(sh, &o->h);
+    }
+    if (sh->queue_head != &o->h) {
+        return 0;
+    }
+    while (!o->h.last) {
+        MPI_Count off = o->h.off;
+        size_t    len = (size_t)(o->block - off < SLOT_BYTES ? o->block - off : SLOT_BYTES);
+        uint64_t  r;
+        if (!o->h.in_round) {
+            o->h.r        = round_begin(sh);
+            o->h.in_round = 1;
+            o->h.phase    = 0;
+        }
+        r = o->h.r;
+        if (o->h.phase == 0) {
+            if (!want || all) {
+                if (!weft_coll_shm_round_reuse_try(sh, r)) {
+                    return 0;
+                }
+                weft_dt_pack(b->sdt, b->scount, b->sbuf, off, contrib(sh, me, r, len),
+                             (MPI_Count)len);
+                publish(post_line(sh, me, r), seq_make(r, o->block, 0));
+            }
+            o->h.phase = 1;
+        }
+        if (want) {
+            if (!all_in(sh, sh->post + r % NBUF, NBUF, r)) {
+                return 0;
+            }
+            for (int j = 0; j < n; j++) {
+                if (j == me) {
+                    continue;
+                }
+                if (!seq_size_is(load(post_line(sh, j, r)), o->block)) {
+                    if (o->h.rc == MPI_SUCCESS) {
+                        o->h.rc = weft_coll_shm_size_mismatch("a gather", o->block, j, sh, r);
+                    }
+                    continue;
+                }
+                weft_dt_unpack(b->rdt, b->rcount, (char *)b->rbuf + j * rstride, off,
+                               contrib(sh, j, r, len), (MPI_Count)len);
+            }
+        }
+        round_end(sh, r);
+        o->h.in_round = 0;
+        o->h.off += SLOT_BYTES;
+        o->h.last = o->h.off >= o->block || (all && o->h.rc != MPI_SUCCESS);
+    }
+    queue_pop(sh);
+    *rc = o->h.rc;
+    return 1;
+}
+
+static int scatter_poll(void *state, int first, int *rc)
+{
+    shm_blocks_op_t      *o  = state;
+    struct weft_coll_shm *sh = o->h.sh;
+    const blocks_t       *b  = &o->b;
+    int                   n = sh->n, me = sh->me, lroot = o->h.lroot;
+    MPI_Aint              sstride = me == lroot ? (MPI_Aint)b->scount * b->sdt->extent : 0;
+
+    if (first) {
+        o->h.off = 0, o->h.last = 0, o->h.rc = MPI_SUCCESS, o->h.in_round = 0;
+        blocks_op_start(o);
+        queue_push(sh, &o->h);
+    }
+    if (sh->queue_head != &o->h) {
+        return 0;
+    }
+    while (!o->h.last) {
+        MPI_Count off = o->h.off;
+        uint64_t  r;
+        line_t   *pkt;
+        if (!o->h.in_round) {
+            o->h.r        = round_begin(sh);
+            o->h.in_round = 1;
+        }
+        r   = o->h.r;
+        pkt = ready_pkt(sh, r);
+        if (me == lroot) {
+            size_t len = (size_t)(o->block - off < SLOT_BYTES ? o->block - off : SLOT_BYTES);
+            if (!weft_coll_shm_round_reuse_try(sh, r)) {
+                return 0;
+            }
+            o->h.last = off + (MPI_Count)len >= o->block;
+            for (int j = 0; j < n && len > 0; j++) {
+                if (j != me) {
+                    weft_dt_pack(b->sdt, b->scount, (const char *)b->sbuf + j * sstride, off,
+                                 contrib(sh, j, r, SLOT_BYTES), (MPI_Count)len);
+                }
+            }
+            publish(&pkt[0], seq_make(r, o->block, o->h.last));
+        } else {
+            uint64_t  v;
+            MPI_Count len, mine;
+            if ((load(&pkt[0]) & SEQ_ROUND_MASK) < r) {
+                return 0;
+            }
+            v         = load(&pkt[0]);
+            o->h.last = (v & SEQ_LAST) != 0;
+            if (!seq_size_is(v, o->block) && o->h.rc == MPI_SUCCESS) {
+                o->h.rc = weft_error(MPI_ERR_TRUNCATE,
+                                     "ranks passed different amounts of data to a scatter (%lld "
+                                     "bytes here, about %lld at the root)",
+                                     (long long)o->block, (long long)seq_size(v));
+            }
+            len  = o->h.last ? (o->block - off) : SLOT_BYTES;
+            mine = o->block - off < len ? o->block - off : len;
+            if (o->h.rc == MPI_SUCCESS && mine > 0) {
+                weft_dt_unpack(b->rdt, b->rcount, b->rbuf, off, contrib(sh, me, r, SLOT_BYTES),
+                               mine);
+            }
+        }
+        round_end(sh, r);
+        o->h.in_round = 0;
+        o->h.off += SLOT_BYTES;
+    }
+    queue_pop(sh);
+    *rc = o->h.rc;
+    return 1;
+}
+
+/* Non-blocking and persistent bcast on one node: one poll step (the node
+ * phase, ordered with the communicator's other shared-memory calls). */
+int weft_coll_bcast_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+    shm_op_t              *op;
+
+    if (cc->shm == NULL || cc->nodes != 1) {
+        return weft_error(MPI_ERR_INTERN, "the shm bcast schedule needs one node's region");
+    }
+    op = weft_sched_alloc(s, sizeof(*op));
+    if (op == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory bcast");
+    }
+    memset(op, 0, sizeof(*op));
+    op->sh    = cc->shm;
+    op->buf   = a->rbuf;
+    op->count = a->count;
+    op->dt    = a->dt;
+    op->lroot = a->root;
+    return weft_sched_poll(s, bcast_poll, op);
+}
+
+/* Non-blocking and persistent reduce / allreduce on one node. */
+static int reduce_schedule(weft_sched_t *s, const weft_coll_args_t *a, int all)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+    shm_op_t              *op;
+
+    if (cc->shm == NULL || cc->nodes != 1) {
+        return weft_error(MPI_ERR_INTERN, "the shm reduction schedule needs one node's region");
+    }
+    op = weft_sched_alloc(s, sizeof(*op));
+    if (op == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory reduction");
+    }
+    memset(op, 0, sizeof(*op));
+    op->sh     = cc->shm;
+    op->mydata = weft_coll_mydata(a);
+    op->buf    = a->rbuf;
+    op->count  = a->count;
+    op->dt     = a->dt;
+    op->op     = a->op;
+    op->all    = all;
+    op->lroot  = a->root;
+    return weft_sched_poll(s, reduce_poll, op);
+}
+
+int weft_coll_reduce_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return reduce_schedule(s, a, 0);
+}
+
+int weft_coll_allreduce_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return reduce_schedule(s, a, 1);
+}
+
+/* Non-blocking and persistent gather / allgather / scatter on one node. */
+static int blocks_schedule(weft_sched_t *s, const weft_coll_args_t *a, int kind)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+    shm_blocks_op_t       *o;
+    int                    me = a->comm->rank;
+
+    if (cc->shm == NULL || cc->nodes != 1) {
+        return weft_error(MPI_ERR_INTERN, "the shm gather/scatter schedule needs one node's region");
+    }
+    o = weft_sched_alloc(s, sizeof(*o));
+    if (o == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory gather or scatter");
+    }
+    memset(o, 0, sizeof(*o));
+    o->h.sh    = cc->shm;
+    o->h.lroot = a->root;
+    o->kind    = kind;
+    o->b       = (blocks_t){a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt};
+    if (kind == 2) {
+        o->inplace = me == a->root && a->rbuf == MPI_IN_PLACE;
+        o->block   = me == a->root ? a->scount * a->sdt->size : a->rcount * a->rdt->size;
+        return weft_sched_poll(s, scatter_poll, o);
+    }
+    o->inplace = a->sbuf == MPI_IN_PLACE;
+    if (o->inplace) { /* my block already sits in rbuf */
+        o->b.sbuf   = (char *)a->rbuf + me * (MPI_Aint)a->rcount * a->rdt->extent;
+        o->b.scount = a->rcount;
+        o->b.sdt    = a->rdt;
+    }
+    o->block = o->b.scount * o->b.sdt->size;
+    return weft_sched_poll(s, gather_poll, o);
+}
+
+int weft_coll_gather_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return blocks_schedule(s, a, 0);
+}
+
+int weft_coll_allgather_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return blocks_schedule(s, a, 1);
+}
+
+int weft_coll_scatter_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return blocks_schedule(s, a, 2);
+}

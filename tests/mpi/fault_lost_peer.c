@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * fault_lost_peer MODE: a process dies (SIGKILL) while others wait for it.
+ * Run by tests/mpi/test_fault.py (needs mpirun -disable-auto-cleanup; not in
+ * the manifest: the job's exit code is the dead rank's).
+ *
+ *   return  (np >= 2) MPI_ERRORS_RETURN. The last rank posts a receive and
+ *           kills itself. Rank 0 has a receive and a rendezvous send pending
+ *           on it: both complete with MPI_ERR_OTHER (the ABI has no
+ *           MPI_ERR_PROC_FAILED), as do a new send to it and an ANY_SOURCE
+ *           receive on MPI_COMM_WORLD; the other survivors' blocking receives
+ *           from it fail too. Then every survivor checks data over
+ *           MPI_COMM_SELF and an allreduce over a communicator without the
+ *           dead rank, prints "survivor R ok", and finalizes.
+ *   fatal   the same death with MPI_ERRORS_ARE_FATAL: rank 0's receive must
+ *           end the job (the message names the lost rank). Never prints ok.
+ *   spawn   (np 1) spawns one child (this program, "child"), which answers
+ *           once and kills itself; the parent's pending receive on the
+ *           intercommunicator fails with MPI_ERR_OTHER, MPI_Comm_disconnect
+ *           returns, the parent finalizes.
+ */
+#include <signal.h>
+#include <unistd.h>
+
+#include "mpitest.h"
+
+#define BIG (4 << 20) /* above every eager threshold: a rendezvous */
+
+static void die_soon(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    usleep(300000); /* the others are waiting by now */
+    raise(SIGKILL);
+}
+
+static void survivor_checks(int rank, MPI_Comm rest, int nrest)
+{
+    int out = rank * 7 + 1, in = -1, sum = -1;
+
+    CHECK_OK(MPI_Sendrecv(&out, 1, MPI_INT, 0, 5, &in, 1, MPI_INT, 0, 5, MPI_COMM_SELF,
+                          MPI_STATUS_IGNORE));
+    CHECK(in == out, "COMM_SELF sendrecv got %d, expected %d", in, out);
+    CHECK_OK(MPI_Allreduce(&out, &sum, 1, MPI_INT, MPI_SUM, rest));
+    int want = 0;
+    for (int r = 0; r < nrest; r++) {
+        want += r * 7 + 1;
+    }
+    CHECK(sum == want, "allreduce without the dead rank: %d, expected %d", sum, want);
+}
+
+static void run_world(int fatal)
+{
+    int      rank, size, victim, cls;
+    MPI_Comm rest;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    victim = size - 1;
+    if (size < 2) {
+        printf("fault_lost_peer needs 2 processes or more; skipped\nNo Errors\n");
+        return;
+    }
+    if (!fatal) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    }
+    /* Everyone has talked to the victim (the netmod watches peers it has
+     * exchanged messages with), and the communicator without it exists. */
+    int token = rank;
+    if (rank != victim) {
+        CHECK_OK(MPI_Send(&token, 1, MPI_INT, victim, 1, MPI_COMM_WORLD));
+        CHECK_OK(MPI_Recv(&token, 1, MPI_INT, victim, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    } else {
+        for (int r = 0; r < size - 1; r++) {
+            MPI_Status st;
+            MPI_Recv(&token, 1, MPI_INT, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &st);
+            MPI_Send(&token, 1, MPI_INT, st.MPI_SOURCE, 1, MPI_COMM_WORLD);
+        }
+    }
+    MPI_Comm_split(MPI_COMM_WORLD, rank == victim ? MPI_UNDEFINED : 0, rank, &rest);
+
+    if (rank == victim) {
+        MPI_Request r;
+        MPI_Irecv(&token, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, &r);
+        die_soon();
+    }
+    if (rank == 0) {
+        char       *big = malloc(BIG);
+        int         got = -1;
+        MPI_Request reqs[2];
+        MPI_Status  st;
+        memset(big, 0x5a, BIG);
+        CHECK_OK(MPI_Irecv(&got, 1, MPI_INT, victim, 3, MPI_COMM_WORLD, &reqs[0]));
+        CHECK_OK(MPI_Isend(big, BIG, MPI_CHAR, victim, 4, MPI_COMM_WORLD, &reqs[1]));
+        int rc = MPI_Wait(&reqs[0], &st); /* fatal mode ends here */
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_OTHER, "pending receive from the dead rank: class %d", cls);
+        rc = MPI_Wait(&reqs[1], MPI_STATUS_IGNORE);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_OTHER, "pending rendezvous send to the dead rank: class %d", cls);
+        rc = MPI_Send(&got, 1, MPI_INT, victim, 5, MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_OTHER, "new send to the dead rank: class %d", cls);
+        rc = MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 6, MPI_COMM_WORLD, &st);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_OTHER, "ANY_SOURCE receive with a dead rank in the comm: class %d",
+              cls);
+        free(big);
+    } else {
+        int got = -1;
+        int rc  = MPI_Recv(&got, 1, MPI_INT, victim, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_OTHER, "blocking receive from the dead rank: class %d", cls);
+    }
+    survivor_checks(rank, rest, size - 1);
+    MPI_Comm_free(&rest);
+    printf("survivor %d ok\n", rank);
+    fflush(stdout);
+}
+
+static void run_spawn(char *prog)
+{
+    MPI_Comm parent, child;
+    int      errcode = -1, got = -1, cls;
+
+    MPI_Comm_get_parent(&parent);
+    if (parent != MPI_COMM_NULL) { /* the child */
+        int v = 42;
+        MPI_Send(&v, 1, MPI_INT, 0, 1, parent);
+        die_soon();
+    }
+    char *args[] = {"spawn", NULL};
+    CHECK_OK(MPI_Comm_spawn(prog, args, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child, &errcode));
+    CHECK(errcode == MPI_SUCCESS, "errcode %d", errcode);
+    MPI_Comm_set_errhandler(child, MPI_ERRORS_RETURN);
+    CHECK_OK(MPI_Recv(&got, 1, MPI_INT, 0, 1, child, MPI_STATUS_IGNORE));
+    CHECK(got == 42, "child sent %d", got);
+    MPI_Request r;
+    CHECK_OK(MPI_Irecv(&got, 1, MPI_INT, 0, 2, child, &r));
+    int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_OTHER, "receive from the dead child: class %d", cls);
+    CHECK_OK(MPI_Comm_disconnect(&child));
+    CHECK(child == MPI_COMM_NULL, "disconnect left the handle");
+    printf("parent ok\n");
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "return";
+
+    MPI_Init(&argc, &argv);
+    if (strcmp(mode, "spawn") == 0) {
+        run_spawn(argv[0]);
+    } else {
+        run_world(strcmp(mode, "fatal") == 0);
+    }
+    return mpitest_finish();
+}

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Lost processes (tests/mpi/fault_lost_peer.c): a rank killed with SIGKILL
+while the others wait for it.
+
+* mpirun -disable-auto-cleanup + MPI_ERRORS_RETURN: every survivor gets
+  MPI_ERR_OTHER on its pending receive and rendezvous send, on a new send
+  and on an ANY_SOURCE receive, then uses MPI_COMM_SELF and a communicator
+  without the dead rank, and finalizes (exit 0: mpirun reports only the dead
+  rank, whose signal is the job's exit code, 128 + 9).
+* MPI_ERRORS_ARE_FATAL: the job aborts, naming the lost rank (library message
+  under -disable-auto-cleanup; the launcher's own otherwise).
+* Over the netmod on one host (WEFT_NETMOD_ONLY=1), once with the local pid
+  watch off so only the netmod can notice.
+* A spawned child that dies: the parent's receive on the intercommunicator
+  fails, MPI_Comm_disconnect returns, the parent exits 0.
+"""
+import os
+import pathlib
+import re
+import subprocess
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+PREFIX = pathlib.Path(os.environ.get("WEFT_PREFIX", REPO / "install"))
+BUILD = pathlib.Path(os.environ.get("WEFT_BUILD", REPO / "build"))
+PROG = BUILD / "tests" / "mpi" / "fault_lost_peer"
+KILLED = 128 + 9
+
+
+def run(np_, mode, flags=(), env=None, timeout=90):
+    assert PROG.exists(), f"{PROG} not built"
+    cmd = [str(PREFIX / "bin" / "mpirun"), *flags, "-n", str(np_), str(PROG), mode]
+    run_env = dict(os.environ, WEFT_NETMOD_PEER_TIMEOUT="2", **(env or {}))
+    try:
+        p = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"hung (timeout {timeout} s): {' '.join(cmd)}\n{e.stdout}\n{e.stderr}")
+    return p, f"cmd: {' '.join(cmd)}\nenv: {env}\nrc {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
+
+
+def check_survivors(np_, p, detail):
+    victim = np_ - 1
+    assert p.returncode == KILLED, detail
+    assert "FAIL" not in p.stdout + p.stderr, detail
+    assert "No Errors" in p.stdout, detail
+    for r in range(np_ - 1):
+        assert f"survivor {r} ok" in p.stdout, detail
+    # Only the killed rank failed: the survivors finalized and exited 0.
+    failed = re.findall(r"rank (\d+) \(pid \d+\) on host \S+ (?:killed|exited)", p.stderr)
+    assert failed == [str(victim)], detail
+    assert f"lost contact with rank {victim} on host" in p.stderr, detail
+
+
+@pytest.mark.parametrize("np_", [2, 3, 4, 8])
+def test_survivors_go_on(np_):
+    p, detail = run(np_, "return", ["-disable-auto-cleanup"])
+    check_survivors(np_, p, detail)
+
+
+@pytest.mark.parametrize("np_", [2, 3, 4])
+def test_survivors_go_on_netmod(np_):
+    p, detail = run(np_, "return", ["-disable-auto-cleanup"], env={"WEFT_NETMOD_ONLY": "1"})
+    check_survivors(np_, p, detail)
+
+
+def test_netmod_notices_alone():
+    # No pid watch: the netmod's keepalive timeout must find the dead rank.
+    p, detail = run(3, "return", ["-disable-auto-cleanup"],
+                    env={"WEFT_NETMOD_ONLY": "1", "WEFT_PEER_CHECK_INTERVAL": "1000000000"})
+    check_survivors(3, p, detail)
+    assert "keepalive" in p.stderr, detail
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_fatal_handler_aborts_naming_rank(np_):
+    victim = np_ - 1
+    p, detail = run(np_, "fatal", ["-disable-auto-cleanup"])
+    assert p.returncode == KILLED, detail  # the first failure's code
+    assert "survivor" not in p.stdout, detail
+    assert re.search(rf"fatal error: MPI_\w+: lost contact with rank {victim} on host", p.stderr), \
+        detail
+
+
+def test_default_launcher_ends_job_naming_rank():
+    p, detail = run(3, "fatal")
+    assert p.returncode == KILLED, detail
+    assert re.search(r"rank 2 \(pid \d+\) on host \S+ killed by signal 9", p.stderr), detail
+    assert "survivor" not in p.stdout, detail
+
+
+def test_dead_child_fails_parent_receive():
+    p, detail = run(1, "spawn")
+    assert p.returncode == 0, detail
+    assert "parent ok" in p.stdout and "No Errors" in p.stdout, detail
+    assert "FAIL" not in p.stdout + p.stderr, detail
+    assert "lost contact with a process of another job" in p.stderr, detail

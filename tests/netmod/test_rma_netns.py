@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""One-sided communication across network-namespace "hosts" (hosts fixture of
+test_netns.py): rma_ops, rma_sync and rma_accops with put/get by libfabric RMA
+(WEFT_RMA_NET=native: window creation fails if a window of the
+create/allocate flavours cannot use it) and by active messages (am), one rank
+per host and two per host (windows then span shared memory and the network:
+messages, as the peer layout makes auto pick), and rma_net_onesided, which
+reports whether put/get complete while the target computes (tcp;ofi_rxm
+progresses data only inside the target's MPI calls, docs/design.md).
+Windows take their node layout from PMI, and every rank here is started by one
+mpirun: WEFT_RMA_FAKE_PPN gives them the hosts WEFT_TEST_HOST_BLOCK gives the
+peer table.
+"""
+import subprocess
+
+import pytest
+
+from test_netns import BUILD, hosts, launch  # noqa: F401 (hosts is a fixture)
+
+RUNS = [  # (program, nhosts, per_host, WEFT_RMA_NET)
+    ("rma_ops", 2, 1, "native"), ("rma_sync", 2, 1, "native"), ("rma_accops", 2, 1, "native"),
+    ("rma_ops", 3, 1, "native"), ("rma_sync", 3, 1, "native"), ("rma_accops", 3, 1, "native"),
+    ("rma_ops", 2, 1, "am"), ("rma_sync", 2, 1, "am"),
+    ("rma_ops", 2, 2, "auto"), ("rma_sync", 2, 2, "auto"), ("rma_accops", 2, 2, "auto"),
+]
+
+
+def run(hosts, name, nhosts, per_host, net, args=()):  # noqa: F811
+    cmd, env = launch(hosts, nhosts, per_host, BUILD / "tests" / "mpi" / name, args,
+                      {"WEFT_RMA_NET": net, "WEFT_RMA_FAKE_PPN": str(per_host)})
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"timed out: {' '.join(cmd)}\n{e.stdout}\n{e.stderr}")
+    detail = f"cmd: {' '.join(cmd)}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, detail
+    assert "No Errors" in proc.stdout, detail
+    assert "FAIL" not in proc.stdout + proc.stderr, detail
+    return proc.stdout
+
+
+@pytest.mark.parametrize("name,nhosts,per_host,net", RUNS,
+                         ids=[f"{n}-{h}x{p}-{m}" for n, h, p, m in RUNS])
+def test_rma_across_hosts(hosts, name, nhosts, per_host, net):  # noqa: F811
+    run(hosts, name, nhosts, per_host, net)
+
+
+def test_rma_counters_native(hosts):  # noqa: F811
+    """Put/get to the other host are counted as libfabric RMA, the rest as messages."""
+    run(hosts, "mpit_rma", 2, 1, "native", ["net"])
+
+
+def test_rma_target_computing(hosts):  # noqa: F811
+    """Data is right whatever the provider's progress; the report says whether the
+    target's compute loop (2 s) delayed the origin."""
+    out = run(hosts, "rma_net_onesided", 2, 1, "native", ["report", "2"])
+    print(out)
