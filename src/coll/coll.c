@@ -716,8 +716,9 @@ static int pick(const weft_coll_args_t *a)
     return -1;
 }
 
-int weft_coll_select(const weft_coll_args_t *a)
+int weft_coll_select(const weft_coll_args_t *a, int *rc)
 {
+    *rc = MPI_SUCCESS;
     if (!initialized) {
         module_init();
     }
@@ -726,7 +727,7 @@ int weft_coll_select(const weft_coll_args_t *a)
         weft_coll_comm_get(a->comm)->shm_state == 0) {
         /* first shm call on this communicator: make the region; if that
          * failed anywhere, every rank now refuses shm and picks again */
-        if (weft_coll_shm_setup(a->comm) != MPI_SUCCESS) {
+        if ((*rc = weft_coll_shm_setup(a->comm)) != MPI_SUCCESS) {
             return -1;
         }
         alg = pick(a);
@@ -768,7 +769,10 @@ int weft_coll_run_blocking(int alg, const weft_coll_args_t *a)
     int           rc;
 
     if (weft_coll_algs[alg].run != NULL) {
-        return weft_coll_algs[alg].run(a);
+        struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+        return cc->shm != NULL
+                   ? weft_coll_shm_run(cc, weft_coll_algs[alg].run, a, weft_coll_names[a->coll])
+                   : weft_coll_algs[alg].run(a);
     }
     s = weft_coll_schedule(alg, a, &rc);
     return s == NULL ? rc : weft_sched_run(s);

@@ -193,7 +193,10 @@ extern const weft_coll_alg_t weft_coll_algs[WEFT_ALG_COUNT];
 
 /* Choose the algorithm for a call (force tunable, rule file, shipped rules,
  * restrictions), count it for the report. */
-int weft_coll_select(const weft_coll_args_t *a);
+/* The algorithm for a, or -1 with *rc the error (MPI_SUCCESS when simply
+ * none applies; an error when making the shared-memory region failed, e.g. a
+ * member process was lost). */
+int weft_coll_select(const weft_coll_args_t *a, int *rc);
 /* Run a blocking call of alg to completion: its direct run if the row has
  * one, else its schedule. */
 int weft_coll_run_blocking(int alg, const weft_coll_args_t *a);
@@ -230,6 +233,12 @@ int weft_coll_comm_two_level(weft_comm_t *comm);
  * (collective over comm; on failure every rank sees shm_state -1), free it.
  * The algorithms themselves are registry rows. */
 int  weft_coll_shm_setup(weft_comm_t *comm);
+/* Run a blocking algorithm with cc's shared-memory region as this thread's
+ * running region: a member process lost meanwhile fails the call
+ * (MPI_ERR_OTHER naming it, what names the call) and ends shared-memory use
+ * on the communicator, instead of waiting for it forever. */
+int  weft_coll_shm_run(struct weft_coll_comm *cc, int (*run)(const weft_coll_args_t *),
+                       const weft_coll_args_t *a, const char *what);
 void weft_coll_shm_free(struct weft_coll_comm *cc);
 
 /* Tag for the next schedule on comm. */

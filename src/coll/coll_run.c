@@ -117,10 +117,12 @@ int weft_coll_run(weft_coll_args_t *a, int mode, MPI_Request *request)
     weft_sched_t *s;
 
     a->blocking = mode == WEFT_COLL_MODE_BLOCKING;
-    alg         = weft_coll_select(a);
+    alg         = weft_coll_select(a, &rc);
 
     if (alg < 0) {
-        return weft_error(MPI_ERR_INTERN, "no %s algorithm applies", weft_coll_names[a->coll]);
+        return rc != MPI_SUCCESS
+                   ? rc
+                   : weft_error(MPI_ERR_INTERN, "no %s algorithm applies", weft_coll_names[a->coll]);
     }
     if (mode == WEFT_COLL_MODE_BLOCKING) {
         return weft_coll_run_blocking(alg, a);

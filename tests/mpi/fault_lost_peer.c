@@ -79,6 +79,9 @@ static void run_world(int fatal)
         }
     }
     MPI_Comm_split(MPI_COMM_WORLD, rank == victim ? MPI_UNDEFINED : 0, rank, &rest);
+    /* a collective before the loss: the node's shared-memory region exists,
+     * so the collectives below must not wait on its counters forever */
+    CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
 
     if (rank == victim) {
         MPI_Request r;
@@ -113,6 +116,18 @@ static void run_world(int fatal)
         MPI_Error_class(rc, &cls);
         CHECK(cls == MPI_ERR_OTHER, "blocking receive from the dead rank: class %d", cls);
     }
+    /* collectives on a communicator holding the dead rank fail, never hang */
+    int rc = MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_OTHER, "barrier with the dead rank: class %d", cls);
+    int one = 1, sum = 0;
+    MPI_Request cr;
+    rc = MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &cr);
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Wait(&cr, MPI_STATUS_IGNORE);
+    }
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_OTHER, "iallreduce with the dead rank: class %d", cls);
     survivor_checks(rank, rest, size - 1);
     MPI_Comm_free(&rest);
     printf("survivor %d ok\n", rank);

@@ -24,9 +24,9 @@ int weft_coll_allreduce_intra_two_level(weft_sched_t *s, const weft_coll_args_t 
         weft_coll_args_t l = *a;
         l.comm             = cc->leader_comm;
         l.sbuf             = MPI_IN_PLACE;
-        int alg            = weft_coll_select(&l);
+        int alg            = weft_coll_select(&l, &rc);
         if (alg < 0) {
-            return MPI_ERR_INTERN;
+            return rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN;
         }
         WEFT_TRY(rc, weft_coll_build(s, alg, &l));
         WEFT_TRY(rc, weft_sched_fence(s));

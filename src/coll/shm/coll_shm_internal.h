@@ -90,7 +90,17 @@ struct weft_coll_shm {
     /* Non-blocking and persistent calls in flight on this communicator, in
      * the order they were started (see "Order rule" below). */
     struct shm_op *queue_head, *queue_tail;
+    /* A member process was lost: waits on the region return at once and the
+     * call in flight fails (it would otherwise wait for a counter nobody
+     * advances); lost_world names the process. */
+    int broken, lost_world;
 };
+
+/* 1 when sh has lost a member (sets sh->broken); cheap while no process of
+ * the job is lost. */
+int weft_coll_shm_member_lost(struct weft_coll_shm *sh);
+/* The error of a call on a region that lost a member (names the process). */
+int weft_coll_shm_lost_error(const struct weft_coll_shm *sh, const char *what);
 
 /* ---- counters (inline: the hot path of every node phase) ------------------ */
 

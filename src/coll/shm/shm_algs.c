@@ -20,14 +20,15 @@
 /* Run alg on a sub-communicator (the leaders' phase) to completion. */
 static int run_sub(weft_coll_args_t *sub)
 {
-    int alg;
+    int alg, rc;
 
     sub->nested   = 1;
     sub->blocking = 1;
-    alg           = weft_coll_select(sub);
+    alg           = weft_coll_select(sub, &rc);
     if (alg < 0) {
-        return weft_error(MPI_ERR_INTERN, "no %s algorithm for the node leaders",
-                          weft_coll_names[sub->coll]);
+        return rc != MPI_SUCCESS ? rc
+                                 : weft_error(MPI_ERR_INTERN, "no %s algorithm for the node leaders",
+                                              weft_coll_names[sub->coll]);
     }
     return weft_coll_run_blocking(alg, sub);
 }

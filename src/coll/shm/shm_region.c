@@ -10,6 +10,7 @@
 
 #include "coll/shm/coll_shm_internal.h"
 #include "core/comm_ctx.h"
+#include "core/dev/peer.h"
 #include "core/errors.h"
 #include "core/progress.h"
 #include "core/pt2pt.h"
@@ -36,14 +37,68 @@ static void region_carve(struct weft_coll_shm *sh)
     sh->result  = sh->slots + (size_t)n * NBUF * SLOT_BYTES;
 }
 
+/* The region of the blocking shared-memory call this thread is running
+ * (weft_coll_shm_run saves and restores it around nested calls), so its
+ * waits can give up when a member process is lost. */
+static _Thread_local struct weft_coll_shm *running;
+
+int weft_coll_shm_member_lost(struct weft_coll_shm *sh)
+{
+    if (sh == NULL) {
+        return 0;
+    }
+    if (sh->broken) {
+        return 1;
+    }
+    if (weft_dev.nfailed == 0) {
+        return 0;
+    }
+    for (int j = 0; j < sh->n; j++) {
+        int world = sh->node->peer_world[j];
+        if (weft_peer(world)->failed) {
+            sh->broken     = 1;
+            sh->lost_world = world;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int weft_coll_shm_lost_error(const struct weft_coll_shm *sh, const char *what)
+{
+    return weft_error(WEFT_ERR_PROC_LOST, "%s: lost contact with rank %d on host %d, a member of "
+                                          "the communicator",
+                      what, sh->lost_world, weft_dev_host_of(sh->lost_world));
+}
+
+int weft_coll_shm_run(struct weft_coll_comm *cc, int (*run)(const weft_coll_args_t *),
+                      const weft_coll_args_t *a, const char *what)
+{
+    struct weft_coll_shm *outer = running;
+    int                   rc;
+
+    running = cc->shm;
+    rc      = run(a);
+    running = outer;
+    if (cc->shm != NULL && cc->shm->broken) {
+        cc->shm_state = -1; /* no more shared-memory calls here; freed with the comm */
+        rc = weft_coll_shm_lost_error(cc->shm, what);
+    }
+    return rc;
+}
+
 /* Wait for l->seq >= v, keeping point-to-point moving (a peer may need one
- * of our pending sends to reach this collective). */
+ * of our pending sends to reach this collective). Returns at once on a
+ * region that lost a member (the caller's result is then discarded). */
 void weft_coll_shm_wait_ge(const line_t *l, uint64_t v)
 {
     weft_wait_t w = {0};
     while ((load(l) & SEQ_ROUND_MASK) < v) {
         if ((w.polls & 7) == 7) {
             weft_progress_poll();
+            if (weft_coll_shm_member_lost(running)) {
+                return;
+            }
         }
         weft_wait_step(&w);
     }
@@ -140,10 +195,10 @@ void weft_coll_shm_free(struct weft_coll_comm *cc)
  * collective tag sequence: the region is set up lazily inside the first
  * shared-memory collective, and its messages must never match a collective's
  * (issue 19 bug 12: a stale collective receive took the region name). */
-static int agree(weft_comm_t *comm, int ok)
+static int agree(weft_comm_t *comm, int *ok)
 {
     int tag = WEFT_XTAG_COLL_SHM + 1, rc = MPI_SUCCESS;
-    int v   = ok;
+    int v   = *ok;
 
     if (comm->rank == 0) {
         for (int r = 1; r < comm->size && rc == MPI_SUCCESS; r++) {
@@ -160,7 +215,8 @@ static int agree(weft_comm_t *comm, int ok)
             rc = weft_recv_bytes(&v, sizeof(v), 0, tag, comm);
         }
     }
-    return rc == MPI_SUCCESS && v;
+    *ok = v;
+    return rc;
 }
 
 int weft_coll_shm_setup(weft_comm_t *comm)
@@ -169,7 +225,7 @@ int weft_coll_shm_setup(weft_comm_t *comm)
     struct weft_coll_shm  *sh;
     weft_comm_t           *node = comm;
     char                   name[WEFT_SHM_REGION_NAME_MAX] = "";
-    int                    rc, ok;
+    int                    rc = MPI_SUCCESS, ok;
 
     if (cc->shm_state != 0) {
         return MPI_SUCCESS;
@@ -194,7 +250,6 @@ int weft_coll_shm_setup(weft_comm_t *comm)
     }
     if (node->size > 1) {
         int tag = WEFT_XTAG_COLL_SHM;
-        rc      = MPI_SUCCESS;
         if (node->rank == 0) {
             if (sh != NULL) {
                 sh->base = weft_shm_region_create(sh->bytes, name);
@@ -211,14 +266,19 @@ int weft_coll_shm_setup(weft_comm_t *comm)
                 sh->base = weft_shm_region_attach(name, sh->bytes);
             }
         }
-        if (rc != MPI_SUCCESS) {
-            return rc;
-        }
-        ok = ok && sh->base != NULL;
+        ok = ok && rc == MPI_SUCCESS && sh->base != NULL;
     }
-    ok = agree(comm, ok);
+    if (rc == MPI_SUCCESS) {
+        rc = agree(comm, &ok);
+    }
     if (node->rank == 0 && name[0] != '\0') {
         weft_shm_region_unlink(name); /* everyone attached (or gave up) */
+    }
+    if (rc != MPI_SUCCESS) {
+        /* a member is gone (its error is the collective's): nothing is kept,
+         * nothing left in /dev/shm; the next collective tries again */
+        shm_free(sh);
+        return rc;
     }
     if (!ok) {
         shm_free(sh);

@@ -58,6 +58,24 @@ static void queue_pop(struct weft_coll_shm *sh)
     }
 }
 
+/* A member of the node was lost: take op out of the FIFO and fail it (the
+ * rounds of the others would never be published). */
+static int abandon(struct weft_coll_shm *sh, shm_op_t *op, int *rc)
+{
+    for (shm_op_t **at = &sh->queue_head; *at != NULL; at = &(*at)->next) {
+        if (*at == op) {
+            *at = op->next;
+            break;
+        }
+    }
+    sh->queue_tail = NULL;
+    for (shm_op_t *q = sh->queue_head; q != NULL; q = q->next) {
+        sh->queue_tail = q;
+    }
+    *rc = weft_coll_shm_lost_error(sh, "a non-blocking collective");
+    return 1;
+}
+
 /* Before a blocking shared-memory call: finish the ones started before it
  * (the other ranks finish them too, in their own blocking call or in any
  * wait, since progress advances schedules). */
@@ -81,6 +99,9 @@ static int bcast_poll(void *state, int first, int *rc)
     if (first) {
         op->off = 0, op->last = 0, op->rc = MPI_SUCCESS, op->in_round = 0;
         queue_push(sh, op);
+    }
+    if (weft_coll_shm_member_lost(sh)) {
+        return abandon(sh, op, rc);
     }
     if (sh->queue_head != op) {
         return 0;
@@ -170,6 +191,9 @@ static int reduce_poll(void *state, int first, int *rc)
     if (first) {
         o->first = 0, o->phase = 0, o->rc = MPI_SUCCESS, o->in_round = 0, o->last = 0;
         queue_push(sh, o);
+    }
+    if (weft_coll_shm_member_lost(sh)) {
+        return abandon(sh, o, rc);
     }
     if (sh->queue_head != o) {
         return 0;
@@ -291,6 +315,9 @@ static int gather_poll(void *state, int first, int *rc)
         blocks_op_start(o);
         queue_push(sh, &o->h);
     }
+    if (weft_coll_shm_member_lost(sh)) {
+        return abandon(sh, &o->h, rc);
+    }
     if (sh->queue_head != &o->h) {
         return 0;
     }
@@ -355,6 +382,9 @@ static int scatter_poll(void *state, int first, int *rc)
         o->h.off = 0, o->h.last = 0, o->h.rc = MPI_SUCCESS, o->h.in_round = 0;
         blocks_op_start(o);
         queue_push(sh, &o->h);
+    }
+    if (weft_coll_shm_member_lost(sh)) {
+        return abandon(sh, &o->h, rc);
     }
     if (sh->queue_head != &o->h) {
         return 0;
