@@ -101,11 +101,15 @@ static int root_spawn(int count, char *commands[], char **argvs[], const int max
 }
 
 /* Children go elsewhere than this host only when the info keys say so
- * (host, hostfile) or our job spans hosts already (the netmod is open then
- * and the port carries its address anyway); otherwise the launcher maps
- * them onto this host and they reach us through shared memory. */
+ * (host, hostfile), when our job spans hosts already (the netmod is open then
+ * and the port carries its address anyway), or when the launcher has other
+ * hosts it may map them onto (it then sets WEFT_HOST_ADDR, the address remote
+ * hosts reach it on); otherwise they reach us through shared memory. */
 static int children_may_be_remote(int count, weft_info_t *const infos[])
 {
+    if (weft_tunables.HOST_ADDR != NULL && weft_tunables.HOST_ADDR[0] != '\0') {
+        return 1;
+    }
     for (int c = 0; c < count; c++) {
         const char *host = infos[c] ? weft_info_lookup(infos[c], "host") : NULL;
         if (infos[c] != NULL && (weft_info_lookup(infos[c], "hostfile") != NULL ||
