@@ -172,6 +172,20 @@ def test_mpi_ring_3x2(launcher, hosts, clean):
     assert p.returncode == 0, p.stderr
 
 
+def test_mpi_spawn_across_hosts(launcher, hosts, clean):
+    """MPI_Comm_spawn at the MPI level with children on other hosts: a parent
+    alone on the first host, the launcher's mapping puts the 3 children (and
+    their nested grandchildren) on the next ones; data both ways, merge,
+    allreduce, disconnect (tests/mpi/dynproc_spawn.c checks every value)."""
+    prog = os.path.join(BUILD, "tests", "mpi", "dynproc_spawn")
+    if not os.path.exists(prog):
+        pytest.skip(f"{prog} not built")
+    p = run(launcher, ["-hosts", f"{HOSTS[0]}:1,{HOSTS[1]}:2,{HOSTS[2]}:4", "-n", "1", prog, "3"],
+            clean, timeout=180)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "No Errors" in p.stdout and "FAIL" not in p.stdout + p.stderr, p.stdout + p.stderr
+
+
 @pytest.mark.parametrize("form", ["hydra", "rsh", "ppn", "few", "hosts", "slurm"])
 def test_hostfile_forms(launcher, hosts, clean, tmp_path, form):
     hf = tmp_path / "hosts"
