@@ -301,10 +301,15 @@ static void px_reap(void)
             }
             r->alive = 0;
             px.nlive--;
-            if (!c->finalized && !c->aborted) {
+            if (c->initialized && !c->finalized && !c->aborted) {
                 /* Died: the survivors' fences must not wait for it (with
                  * auto-cleanup the job ends anyway). Once every local rank
-                 * has ended this proxy ends, and mpiexec stops counting it. */
+                 * has ended this proxy ends, and mpiexec stops counting it.
+                 * A rank that never spoke PMI (not an MPI program) takes no
+                 * part in fences: counting its end as one started a fence
+                 * while the proxies were ending, and mpiexec then saw a
+                 * proxy's link close before its DONE ("lost the connection
+                 * to weft-proxy", test_hello_3x2[chain], 2 in 8 runs). */
                 weft_pmi_server_conn_dead(&px.srv, i);
             }
             /* It is gone, so its status pipe is closed: settle its exec
