@@ -141,12 +141,27 @@ static void pin_interface(void)
     }
 }
 
+/* On the wire before every payload. */
+typedef struct {
+    uint8_t  type;
+    uint8_t  flags;  /* HDR_* */
+    uint8_t  pad[2];
+    int32_t  tag;
+    uint32_t context;
+    int32_t  src;
+    uint32_t len;
+    int32_t  world; /* sender's job rank */
+    uint32_t seq;   /* per ordered pair, from 0 */
+    uint32_t uid_hi; /* HDR_DYN: world is the low half of the sender's uid */
+} net_hdr_t;
+
 static int fabric_open(void)
 {
     if (fab.lib != NULL) {
         return 0;
     }
     setenv("IPATH_NO_BACKTRACE", "1", 0);
+    ofi_quirks_before_dlopen(sizeof(net_hdr_t));
     pin_interface();
     fab.lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
     if (fab.lib == NULL) {
@@ -167,20 +182,6 @@ static int fabric_open(void)
     ofi_quirks_after_dlopen(fab.lib);
     return 0;
 }
-
-/* On the wire before every payload. */
-typedef struct {
-    uint8_t  type;
-    uint8_t  flags;  /* HDR_* */
-    uint8_t  pad[2];
-    int32_t  tag;
-    uint32_t context;
-    int32_t  src;
-    uint32_t len;
-    int32_t  world; /* sender's job rank */
-    uint32_t seq;   /* per ordered pair, from 0 */
-    uint32_t uid_hi; /* HDR_DYN: world is the low half of the sender's uid */
-} net_hdr_t;
 
 #define HDR_DYN   0x1u /* sender is a process of another job: identified by uid */
 #define HDR_UNSEQ 0x2u /* outside the pair's sequence (a dynamic connect request) */

@@ -7,6 +7,11 @@
 #ifndef WEFT_TRANSPORT_OFI_QUIRKS_H
 #define WEFT_TRANSPORT_OFI_QUIRKS_H
 
+#include <stddef.h>
+
+/* Before libfabric is opened: header_bytes is what the netmod puts before
+ * every payload. */
+void ofi_quirks_before_dlopen(size_t header_bytes);
 /* lib: the handle of libfabric.so.1; before its first fi_getinfo. */
 void ofi_quirks_after_dlopen(void *lib);
 
