@@ -60,7 +60,7 @@ static void queue_pop(struct weft_coll_shm *sh)
 
 /* A member of the node was lost: take op out of the FIFO and fail it (the
  * rounds of the others would never be published). */
-static int abandon(struct weft_coll_shm *sh, shm_op_t *op, int *rc)
+static void abandon(struct weft_coll_shm *sh, shm_op_t *op, int *rc)
 {
     for (shm_op_t **at = &sh->queue_head; *at != NULL; at = &(*at)->next) {
         if (*at == op) {
@@ -73,7 +73,23 @@ static int abandon(struct weft_coll_shm *sh, shm_op_t *op, int *rc)
         sh->queue_tail = q;
     }
     *rc = weft_coll_shm_lost_error(sh, "a non-blocking collective");
-    return 1;
+}
+
+/* The head of every poll step. On the first call of a run, reset op and
+ * queue it. Then 1 when op holds the region's turn, 0 when a call started
+ * before it still runs, -1 when the region lost a member (op failed with
+ * *rc and out of the FIFO: the step is finished). */
+static int turn(struct weft_coll_shm *sh, shm_op_t *op, int first, int *rc)
+{
+    if (first) {
+        op->off = 0, op->last = 0, op->rc = MPI_SUCCESS, op->in_round = 0;
+        queue_push(sh, op);
+    }
+    if (weft_coll_shm_member_lost(sh)) {
+        abandon(sh, op, rc);
+        return -1;
+    }
+    return sh->queue_head == op;
 }
 
 /* Before a blocking shared-memory call: finish the ones started before it
@@ -96,15 +112,9 @@ static int bcast_poll(void *state, int first, int *rc)
     struct weft_coll_shm *sh    = op->sh;
     MPI_Count             total = op->count * op->dt->size;
 
-    if (first) {
-        op->off = 0, op->last = 0, op->rc = MPI_SUCCESS, op->in_round = 0;
-        queue_push(sh, op);
-    }
-    if (weft_coll_shm_member_lost(sh)) {
-        return abandon(sh, op, rc);
-    }
-    if (sh->queue_head != op) {
-        return 0;
+    int t = turn(sh, op, first, rc);
+    if (t <= 0) {
+        return t < 0;
     }
     while (!op->last) {
         uint64_t r;
@@ -189,14 +199,11 @@ static int reduce_poll(void *state, int first, int *rc)
     MPI_Count             per_round = small ? o->count : (MPI_Count)(SLOT_BYTES / esize);
 
     if (first) {
-        o->first = 0, o->phase = 0, o->rc = MPI_SUCCESS, o->in_round = 0, o->last = 0;
-        queue_push(sh, o);
+        o->first = 0, o->phase = 0;
     }
-    if (weft_coll_shm_member_lost(sh)) {
-        return abandon(sh, o, rc);
-    }
-    if (sh->queue_head != o) {
-        return 0;
+    int t = turn(sh, o, first, rc);
+    if (t <= 0) {
+        return t < 0;
     }
     while (!o->last) {
         MPI_Count cnt = o->count - o->first < per_round ? o->count - o->first : per_round;
@@ -311,15 +318,11 @@ static int gather_poll(void *state, int first, int *rc)
     MPI_Aint              rstride = want ? (MPI_Aint)b->rcount * b->rdt->extent : 0;
 
     if (first) {
-        o->h.off = 0, o->h.last = 0, o->h.rc = MPI_SUCCESS, o->h.in_round = 0;
         blocks_op_start(o);
-        queue_push(sh, &o->h);
     }
-    if (weft_coll_shm_member_lost(sh)) {
-        return abandon(sh, &o->h, rc);
-    }
-    if (sh->queue_head != &o->h) {
-        return 0;
+    int t = turn(sh, &o->h, first, rc);
+    if (t <= 0) {
+        return t < 0;
     }
     while (!o->h.last) {
         MPI_Count off = o->h.off;
@@ -379,15 +382,11 @@ static int scatter_poll(void *state, int first, int *rc)
     MPI_Aint              sstride = me == lroot ? (MPI_Aint)b->scount * b->sdt->extent : 0;
 
     if (first) {
-        o->h.off = 0, o->h.last = 0, o->h.rc = MPI_SUCCESS, o->h.in_round = 0;
         blocks_op_start(o);
-        queue_push(sh, &o->h);
     }
-    if (weft_coll_shm_member_lost(sh)) {
-        return abandon(sh, &o->h, rc);
-    }
-    if (sh->queue_head != &o->h) {
-        return 0;
+    int t = turn(sh, &o->h, first, rc);
+    if (t <= 0) {
+        return t < 0;
     }
     while (!o->h.last) {
         MPI_Count off = o->h.off;
