@@ -38,7 +38,6 @@
 
 #include "util/tunables.h"
 
-
 #define RXM_DEFAULT_BUFFER 16384 /* libfabric 1.x's FI_OFI_RXM_BUFFER_SIZE default */
 
 static FILE *fopen_without_kallsyms(const char *path, const char *mode)
