@@ -15,10 +15,15 @@
  *           dead rank, prints "survivor R ok", and finalizes.
  *   fatal   the same death with MPI_ERRORS_ARE_FATAL: rank 0's receive must
  *           end the job (the message names the lost rank). Never prints ok.
+ *   poll    (np >= 2) MPI_ERRORS_RETURN; the last rank kills itself while
+ *           every survivor polls MPI_Test (never a wait) on a receive from
+ *           it: the test must complete with MPI_ERR_OTHER (the loss is
+ *           noticed from the progress engine, not only inside waits).
  *   spawn   (np 1) spawns one child (this program, "child"), which answers
  *           once and kills itself; the parent's pending receive on the
  *           intercommunicator fails with MPI_ERR_OTHER, MPI_Comm_disconnect
  *           returns, the parent finalizes.
+ *   spawn-poll  the same, the parent polling MPI_Test on that receive.
  */
 #include <signal.h>
 #include <unistd.h>
@@ -134,7 +139,44 @@ static void run_world(int fatal)
     fflush(stdout);
 }
 
-static void run_spawn(char *prog)
+/* Poll req with MPI_Test until it completes (30 s at most); its error class. */
+static int test_until_done(MPI_Request *req)
+{
+    double t0 = MPI_Wtime();
+    int    flag = 0, rc = MPI_SUCCESS, cls = -1;
+
+    while (!flag && MPI_Wtime() - t0 < 30.0) {
+        rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+    }
+    CHECK(flag, "MPI_Test never completed the receive from the dead process");
+    MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+static void run_poll(void)
+{
+    int rank, size, token = 0;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size < 2) {
+        printf("fault_lost_peer needs 2 processes or more; skipped\nNo Errors\n");
+        return;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == size - 1) {
+        die_soon();
+    }
+    MPI_Request r;
+    CHECK_OK(MPI_Irecv(&token, 1, MPI_INT, size - 1, 7, MPI_COMM_WORLD, &r));
+    int cls = test_until_done(&r);
+    CHECK(cls == MPI_ERR_OTHER, "polled receive from the dead rank: class %d", cls);
+    printf("survivor %d ok\n", rank);
+    fflush(stdout);
+}
+
+static void run_spawn(char *prog, int poll_only)
 {
     MPI_Comm parent, child;
     int      errcode = -1, got = -1, cls;
@@ -145,7 +187,7 @@ static void run_spawn(char *prog)
         MPI_Send(&v, 1, MPI_INT, 0, 1, parent);
         die_soon();
     }
-    char *args[] = {"spawn", NULL};
+    char *args[] = {poll_only ? "spawn-poll" : "spawn", NULL};
     CHECK_OK(MPI_Comm_spawn(prog, args, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child, &errcode));
     CHECK(errcode == MPI_SUCCESS, "errcode %d", errcode);
     MPI_Comm_set_errhandler(child, MPI_ERRORS_RETURN);
@@ -153,8 +195,12 @@ static void run_spawn(char *prog)
     CHECK(got == 42, "child sent %d", got);
     MPI_Request r;
     CHECK_OK(MPI_Irecv(&got, 1, MPI_INT, 0, 2, child, &r));
-    int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
-    MPI_Error_class(rc, &cls);
+    if (poll_only) {
+        cls = test_until_done(&r);
+    } else {
+        int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPI_Error_class(rc, &cls);
+    }
     CHECK(cls == MPI_ERR_OTHER, "receive from the dead child: class %d", cls);
     CHECK_OK(MPI_Comm_disconnect(&child));
     CHECK(child == MPI_COMM_NULL, "disconnect left the handle");
@@ -167,8 +213,10 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "return";
 
     MPI_Init(&argc, &argv);
-    if (strcmp(mode, "spawn") == 0) {
-        run_spawn(argv[0]);
+    if (strncmp(mode, "spawn", 5) == 0) {
+        run_spawn(argv[0], strcmp(mode, "spawn-poll") == 0);
+    } else if (strcmp(mode, "poll") == 0) {
+        run_poll();
     } else {
         run_world(strcmp(mode, "fatal") == 0);
     }

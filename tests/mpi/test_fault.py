@@ -64,6 +64,17 @@ def test_survivors_go_on_netmod(np_):
     check_survivors(np_, p, detail)
 
 
+@pytest.mark.parametrize("np_", [2, 4])
+def test_polling_survivors_notice(np_):
+    # MPI_Test loops, no waits: the progress engine itself must notice the loss.
+    p, detail = run(np_, "poll", ["-disable-auto-cleanup"])
+    assert p.returncode == KILLED, detail
+    assert "FAIL" not in p.stdout + p.stderr, detail
+    for r in range(np_ - 1):
+        assert f"survivor {r} ok" in p.stdout, detail
+    assert f"lost contact with rank {np_ - 1} on host" in p.stderr, detail
+
+
 def test_netmod_notices_alone():
     # No pid watch: the netmod's keepalive timeout must find the dead rank.
     p, detail = run(3, "return", ["-disable-auto-cleanup"],
@@ -89,8 +100,9 @@ def test_default_launcher_ends_job_naming_rank():
     assert "survivor" not in p.stdout, detail
 
 
-def test_dead_child_fails_parent_receive():
-    p, detail = run(1, "spawn")
+@pytest.mark.parametrize("mode", ["spawn", "spawn-poll"])
+def test_dead_child_fails_parent_receive(mode):
+    p, detail = run(1, mode)
     assert p.returncode == 0, detail
     assert "parent ok" in p.stdout and "No Errors" in p.stdout, detail
     assert "FAIL" not in p.stdout + p.stderr, detail
