@@ -64,10 +64,14 @@ def test_survivors_go_on_netmod(np_):
     check_survivors(np_, p, detail)
 
 
-@pytest.mark.parametrize("np_", [2, 4])
-def test_polling_survivors_notice(np_):
-    # MPI_Test loops, no waits: the progress engine itself must notice the loss.
-    p, detail = run(np_, "poll", ["-disable-auto-cleanup"])
+@pytest.mark.parametrize("np_,mode,env", [
+    (2, "poll", None), (4, "poll", None), (2, "rma", None), (3, "rma", None),
+    (3, "rma", {"WEFT_USE_SHM_ONE_SIDED": "0"}), (4, "rma", {"WEFT_NETMOD_ONLY": "1"})])
+def test_polling_survivors_notice(np_, mode, env):
+    # poll: MPI_Test loops, no waits: the progress engine itself must notice
+    # the loss. rma: window waits (lock, fence, start) give up on it, on the
+    # shared-memory and the active-message paths.
+    p, detail = run(np_, mode, ["-disable-auto-cleanup"], env=env)
     assert p.returncode == KILLED, detail
     assert "FAIL" not in p.stdout + p.stderr, detail
     for r in range(np_ - 1):
