@@ -808,6 +808,7 @@ static weft_status_t win_rma(int peer, void *local, size_t len, uint64_t raddr, 
              : fi_readmsg(ofi.ep, &msg, FI_COMPLETION);
     if (rc == 0) {
         ofi.tx_inflight++;
+        ofi.inflight[peer]++; /* a lost peer's are written off at finalize (stuck_sends) */
         cnt->pending++;
         return WEFT_OK;
     }
@@ -837,6 +838,7 @@ static void win_rma_done(ofi_buf_t *b, int err)
     weft_rma_count_t *cnt = (weft_rma_count_t *)b->data;
 
     ofi.tx_inflight--;
+    ofi.inflight[b->dst]--;
     cnt->pending--;
     if (err) {
         cnt->failed = err;
