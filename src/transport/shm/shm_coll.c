@@ -15,9 +15,14 @@
 
 #include "util/log.h"
 
+/* MAP_POPULATE: the creator allocates every page and each rank maps them
+ * now, once per communicator, instead of taking a page fault (about 1 us
+ * on a VM, each side) at the first call that reaches each 4 KiB of a slot
+ * (issue 18: bcast 16 KiB was 0.57 us instead of 0.33 us with OSU's 5
+ * warm-up calls, which touch only 5 of the 8 round buffers). */
 static void *map_fd(int fd, size_t bytes)
 {
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     close(fd);
     return p == MAP_FAILED ? NULL : p;
 }
