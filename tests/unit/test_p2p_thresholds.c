@@ -58,7 +58,7 @@ static weft_p2p_thresholds_t choose(weft_shm_costs_t c)
 int main(void)
 {
     /* The AMD VM (2026-11-24): CMA 1121 ns per 4 KiB, 1833 per 16 KiB
-     * (F ~0.9 us, B ~17 GB/s), memcpy 110 ns per 16 KiB (pipeline ~19 GB/s) */
+     * (F ~0.9 us, B ~17 GB/s), memcpy 110 ns per 16 KiB (pipeline ~25 GB/s) */
     weft_p2p_thresholds_t amd = choose(costs(1121, 1833, 110, 1u << 20));
     CHECK(amd.eager_limit == 64 * 1024, "eager %zu (%s)", amd.eager_limit, amd.why);
     CHECK(amd.cma_threshold == 8u << 20, "cma %zu (%s)", amd.cma_threshold, amd.why);
@@ -71,7 +71,7 @@ int main(void)
     CHECK(bigl2.cma_threshold == 32u << 20, "cma %zu (%s)", bigl2.cma_threshold, bigl2.why);
 
     /* CMA faster than the pipeline: F 0.5 us, B ~41 GB/s (300 ns per 12 KiB
-     * more), memcpy 400 ns per 16 KiB (pipeline ~5 GB/s): CMA from a finite
+     * more), memcpy 400 ns per 16 KiB (pipeline ~7 GB/s): CMA from a finite
      * size above the eager limit, below the cache bound */
     weft_p2p_thresholds_t fast = choose(costs(600, 900, 400, 1u << 20));
     CHECK(fast.cma_threshold == 0 || fast.cma_threshold < (8u << 20), "cma %zu (%s)",

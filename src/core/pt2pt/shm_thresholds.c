@@ -11,12 +11,14 @@
  *               no handshake
  *   pipeline    two copies through cache-sized slots after an RTS/CTS; the
  *               two sides copy at once, so it moves data at the rate P of
- *               one copy between the cores' caches, P = C / 8 (the AMD VM:
- *               C 149 GB/s, pipeline bw 19-60 GB/s)
+ *               one copy between the cores' caches, P = C / 6 (the AMD VM:
+ *               C 117-149 GB/s, the lower in a job where the other rank
+ *               runs on the sibling; pipeline bw 19-60 GB/s, i.e. C / 7.5
+ *               to C / 2.5 depending on how the VM places the two vCPUs)
  *   CMA         one copy at B plus 2 F (a rendezvous pins pages that are
  *               not hot in the TLB as the probe's are)
  * CMA beats the pipeline from n* = 2 F / (1/P - 1/B) when B > P. When the
- * pipeline copies at least as fast as CMA (the AMD VM: P ~19, B ~17 GB/s;
+ * pipeline copies at least as fast as CMA (the AMD VM: P ~20-25, B ~17 GB/s;
  * measured bw 128 KiB-8 MiB: pipeline 15-60 GB/s, CMA 13-19), it is used
  * while the data stay in the last-level cache (8 x L2) and, beyond, while
  * CMA's fixed cost still outweighs the second copy at the same rate
@@ -42,7 +44,7 @@
 #define MIN_EAGER   (4u << 10)
 /* The pipeline's copy rate: the probe's in-process memcpy rate over this
  * (see top). */
-#define PIPE_COPY_SLOWDOWN 8.0
+#define PIPE_COPY_SLOWDOWN 6.0
 /* A rendezvous's CMA fixed cost over the probe's (see top). */
 #define CMA_FIXED_FACTOR 2.0
 /* n* = RNDV_OVERHEAD_FACTOR * F * B where the pipeline copies as fast as
