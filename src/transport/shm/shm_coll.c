@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -15,14 +16,9 @@
 
 #include "util/log.h"
 
-/* MAP_POPULATE: the creator allocates every page and each rank maps them
- * now, once per communicator, instead of taking a page fault (about 1 us
- * on a VM, each side) at the first call that reaches each 4 KiB of a slot
- * (issue 18: bcast 16 KiB was 0.57 us instead of 0.33 us with OSU's 5
- * warm-up calls, which touch only 5 of the 8 round buffers). */
 static void *map_fd(int fd, size_t bytes)
 {
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     return p == MAP_FAILED ? NULL : p;
 }
@@ -67,6 +63,21 @@ void *weft_shm_region_attach(const char *name, size_t bytes)
 void weft_shm_region_unlink(const char *name)
 {
     shm_unlink(name);
+}
+
+void weft_shm_region_prefault(void *addr, size_t bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t page  = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)addr & ~(page - 1);
+    uintptr_t end   = ((uintptr_t)addr + bytes + page - 1) & ~(page - 1);
+    if (bytes > 0) {
+        (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE); /* else: faults later */
+    }
+#else
+    (void)addr;
+    (void)bytes;
+#endif
 }
 
 void weft_shm_region_unmap(void *base, size_t bytes)
