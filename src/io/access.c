@@ -499,13 +499,13 @@ static int icoll(weft_file_t *fh, int writing, weft_io_where_t where, MPI_Offset
         fh->ind_pos += x.nbytes / fh->view.esize;
         pthread_mutex_unlock(&fh->lock);
     }
-    if (rc == MPI_SUCCESS) {
-        rc = weft_io_xfer_prepare(fh, &x);
-    } else {
+    if (rc == MPI_SUCCESS && where != AT_ORDERED) {
+        rc = weft_io_xfer_prepare(fh, &x); /* ordered: once its position is known */
+    } else if (rc != MPI_SUCCESS) {
         x.nbytes = 0;
         x.direct = 1; /* nothing to free */
     }
-    return weft_io_nbc_start(fh, rc, &x, req);
+    return weft_io_nbc_start(fh, rc, where == AT_ORDERED, &x, req);
 }
 
 /* (r is read after icoll, an argument next to it, has run) */
@@ -611,7 +611,7 @@ IWR_AT_ALL(write_at_all)
 
 /* ---- split collectives --------------------------------------------------------------
  * begin starts the access in the background like the i*_all forms (ordered
- * ones do their ordering exchange in begin and then transfer); end waits. */
+ * ones find their position there first); end waits. */
 
 static int split_check(weft_file_t *fh)
 {
@@ -633,16 +633,6 @@ static int split_begin(weft_file_t *fh, int writing, weft_io_where_t where, MPI_
     fh->split.active = 1;
     fh->split.buf    = buf;
     fh->split.req    = NULL;
-    if (where == AT_ORDERED) {
-        MPI_Status st;
-        rc = do_access(fh, writing, 1, where, offset, (void *)buf, count, dt, &st);
-        if (rc == MPI_SUCCESS && (fh->split.req = weft_request_alloc(WEFT_REQ_NOOP)) != NULL) {
-            fh->split.req->status           = st;
-            fh->split.req->status.MPI_ERROR = MPI_SUCCESS;
-            weft_request_complete(fh->split.req);
-        }
-        return rc;
-    }
     return icoll(fh, writing, where, offset, (void *)buf, count, dt, &fh->split.req);
 }
 

@@ -194,8 +194,10 @@ int  weft_io_job_test(weft_io_job_t *job, int *rc);
 /* nbcoll.c: start a collective access in the background (x prepared; it
  * is taken over) after the file's earlier ones; *req completes when it is
  * done. With local_rc an error the rank still takes part (so nobody waits
- * for it) and req is NULL. Returns local_rc or an error of its own. */
-int  weft_io_nbc_start(weft_file_t *fh, int local_rc, weft_io_xfer_t *x, weft_request_t **req);
+ * for it) and req is NULL. Returns local_rc or an error of its own.
+ * ordered: x is not prepared yet; its position (rank order after the
+ * shared file pointer) is found in the background first. */
+int  weft_io_nbc_start(weft_file_t *fh, int local_rc, int ordered, weft_io_xfer_t *x, weft_request_t **req);
 /* Wait for the file's background collectives (every collective call on
  * the file first, close). */
 void weft_io_nbc_drain(weft_file_t *fh);

@@ -19,11 +19,16 @@
  */
 #include <stdlib.h>
 #include "io_internal.h"
+#include "core/comm.h"
 #include "core/datatype.h"
 #include "core/errors.h"
 #include "core/progress.h"
 #include "core/request.h"
 #include "core/runtime.h"
+#include "api_impl.h"
+
+/* Stages of an ordered access before its transfer can start. */
+enum { ORD_NONE, ORD_COUNTS, ORD_BASE, ORD_POS };
 
 struct weft_io_nbc {
     weft_io_nbc_t  *next; /* the file's queue */
@@ -33,6 +38,10 @@ struct weft_io_nbc {
     int             started;
     weft_io_tp_t   *tp;  /* NULL before it starts, or when it could not */
     weft_request_t *req; /* NULL: the call failed locally, nobody waits */
+    /* ordered (split *_ordered_begin): x.pos comes from an exchange */
+    int             ord;
+    weft_request_t *ord_req;
+    MPI_Offset      ord_n, ord_before, ord_base[2], *ord_all;
 };
 
 static weft_file_t *files; /* files with queued collectives */
@@ -52,6 +61,7 @@ static void op_done(weft_io_nbc_t *op)
     if (op->x.dt) {
         weft_datatype_release(op->x.dt);
     }
+    free(op->ord_all);
     if (op->req) {
         if (rc != MPI_SUCCESS) {
             weft_request_fail(op->req, rc);
@@ -64,6 +74,84 @@ static void op_done(weft_io_nbc_t *op)
     free(op);
 }
 
+static int ord_posted(weft_io_nbc_t *op, int rc, const MPI_Request *h)
+{
+    if (rc == MPI_SUCCESS) {
+        op->ord_req = weft_request_from_handle(*h);
+    }
+    return rc;
+}
+
+/* An ordered access goes in rank order after the shared file pointer,
+ * which rank 0 advances by the total: exchange the counts, then rank 0's
+ * old pointer. Returns 1 once x.pos is known (or the access failed). */
+static int ordered_step(weft_io_nbc_t *op)
+{
+    weft_file_t     *fh  = op->fh;
+    weft_comm_t     *c   = fh->nbc_comm;
+    weft_datatype_t *i64 = weft_datatype_from_handle(MPI_INT64_T);
+    MPI_Request      h;
+    int              rc;
+
+    for (;;) {
+        if (op->ord_req != NULL) {
+            if (!weft_request_is_complete(op->ord_req)) {
+                return 0;
+            }
+            rc          = weft_request_wait(op->ord_req, MPI_STATUS_IGNORE);
+            op->ord_req = NULL;
+            if (rc != MPI_SUCCESS) {
+                op->local_rc = rc;
+                op->ord      = ORD_NONE;
+                return 1;
+            }
+        }
+        switch (op->ord) {
+        case ORD_COUNTS:
+            op->ord_all = malloc(c->size * sizeof(MPI_Offset));
+            if (op->ord_all == NULL) {
+                /* cannot take part in the exchanges: the others fail in the transfer's first */
+                op->local_rc = weft_error(MPI_ERR_NO_MEM, "cannot allocate the ordering state");
+                op->ord      = ORD_NONE;
+                return 1;
+            }
+            op->ord = ORD_BASE;
+            rc = ord_posted(op, weft_iallgather_impl(&op->ord_n, 1, i64, op->ord_all, 1, i64, c, &h), &h);
+            break;
+        case ORD_BASE: {
+            MPI_Offset total = 0;
+            for (int r = 0; r < c->size; r++) {
+                op->ord_before += r < c->rank ? op->ord_all[r] : 0;
+                total += op->ord_all[r];
+            }
+            if (c->rank == 0) {
+                op->ord_base[1] = weft_io_shared_fetch_add(fh, total, &op->ord_base[0]);
+            }
+            op->ord = ORD_POS;
+            rc      = ord_posted(op, weft_ibcast_impl(op->ord_base, 2, i64, 0, c, &h), &h);
+            break;
+        }
+        default: /* ORD_POS */
+            op->ord = ORD_NONE;
+            if (op->ord_base[1] != MPI_SUCCESS && op->local_rc == MPI_SUCCESS) {
+                op->local_rc = c->rank == 0 ? (int)op->ord_base[1]
+                                            : weft_error((int)op->ord_base[1],
+                                                         "file \"%s\": shared file pointer failed on rank 0", fh->path);
+            }
+            if (op->local_rc == MPI_SUCCESS) {
+                op->x.pos    = op->ord_base[0] + op->ord_before;
+                op->local_rc = weft_io_xfer_prepare(fh, &op->x);
+            }
+            return 1;
+        }
+        if (rc != MPI_SUCCESS) {
+            op->local_rc = rc;
+            op->ord      = ORD_NONE;
+            return 1;
+        }
+    }
+}
+
 /* Advance the file's first collective; start the next one as it finishes. */
 static int advance_file(weft_file_t *fh)
 {
@@ -71,6 +159,9 @@ static int advance_file(weft_file_t *fh)
 
     while (fh->nbc_head != NULL) {
         weft_io_nbc_t *op = fh->nbc_head;
+        if (op->ord != ORD_NONE && !ordered_step(op)) {
+            break;
+        }
         if (!op->started) {
             op->started = 1;
             op->tp      = weft_io_tp_start(fh, fh->nbc_comm, op->local_rc, op->x.writing, op->x.segs, op->x.nseg,
@@ -143,7 +234,7 @@ static void nbc_finalize(void)
     hooks_up = 0;
 }
 
-int weft_io_nbc_start(weft_file_t *fh, int local_rc, weft_io_xfer_t *x, weft_request_t **req)
+int weft_io_nbc_start(weft_file_t *fh, int local_rc, int ordered, weft_io_xfer_t *x, weft_request_t **req)
 {
     weft_io_nbc_t *op = calloc(1, sizeof(*op));
 
@@ -168,6 +259,10 @@ int weft_io_nbc_start(weft_file_t *fh, int local_rc, weft_io_xfer_t *x, weft_req
     op->fh       = fh;
     op->x        = *x;
     op->local_rc = local_rc;
+    if (ordered) {
+        op->ord   = ORD_COUNTS;
+        op->ord_n = local_rc == MPI_SUCCESS ? x->nbytes / fh->view.esize : 0;
+    }
     if (op->x.dt) {
         weft_datatype_retain(op->x.dt);
     }

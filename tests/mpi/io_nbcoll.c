@@ -17,7 +17,9 @@
  *     file must equal a serial reference that applies the writes in call
  *     order, and the reads must see all the writes.
  *  3. Split collectives with the same chain of point-to-point messages
- *     between begin and end (write_at_all, write_all, read_all, read_at_all).
+ *     between begin and end (write_at_all, write_all, read_all, read_at_all;
+ *     write_ordered twice then read_ordered, in rank order after the shared
+ *     file pointer, checked against the concatenation).
  *  4. Errors: a non-blocking collective write on a read-only file gives
  *     MPI_ERR_READ_ONLY on every rank and nothing hangs.
  *  5. Domain boundary (blocking write_at_all, then iwrite_at_all): half the
@@ -25,6 +27,8 @@
  *     aggregators' file domains and the next domain's first piece continues
  *     it in the file. Those two pieces must not be merged into one (the
  *     bytes before the boundary came out wrong).
+ *  6. A freed request: MPI_Request_free right after iwrite_at_all, then
+ *     MPI_File_close must wait for the transfer; the bytes are checked.
  */
 #include "mpitest.h"
 #include "io_util.h"
@@ -332,6 +336,85 @@ static void boundary_test(void)
     free(w);
 }
 
+/* Rank r's part of ordered access k: (r+1)*37 + k bytes. */
+static int ord_len(int r, int k)
+{
+    return (r + 1) * 37 + k;
+}
+
+static void ordered_test(void)
+{
+    unsigned char *w = malloc(2000), *r = malloc(4000), *ref = malloc(64000);
+    MPI_File       fh  = open_file("ordered", MPI_MODE_CREATE | MPI_MODE_RDWR, 0);
+    MPI_Status     st;
+    long           len = 0, len0 = 0; /* all bytes; those of the first call */
+    int            cnt;
+
+    for (int k = 0; k < 2; k++) {
+        for (int q = 0; q < np; q++) { /* the reference: rank order, call after call */
+            mpitest_fill(ref + len, (size_t)ord_len(q, k), 200u + (unsigned)(k * 16 + q));
+            len += ord_len(q, k);
+        }
+        mpitest_fill(w, (size_t)ord_len(rank, k), 200u + (unsigned)(k * 16 + rank));
+        chain_before();
+        CHECK_OK(MPI_File_write_ordered_begin(fh, w, ord_len(rank, k), MPI_BYTE));
+        chain_after();
+        CHECK_OK(MPI_File_write_ordered_end(fh, w, &st));
+        MPI_Get_count(&st, MPI_BYTE, &cnt);
+        CHECK(cnt == ord_len(rank, k), "write_ordered %d: count %d", k, cnt);
+        len0 = k == 0 ? len : len0;
+    }
+    /* read both of my parts back: the shared pointer to 0, then in order again */
+    CHECK_OK(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+    for (int k = 0; k < 2; k++) {
+        long at = 0;
+        for (int q = 0; q < np; q++) {
+            at += q < rank ? ord_len(q, k) : 0;
+        }
+        at += k ? len0 : 0;
+        memset(r, 0xee, 4000);
+        chain_before();
+        CHECK_OK(MPI_File_read_ordered_begin(fh, r, ord_len(rank, k), MPI_BYTE));
+        chain_after();
+        CHECK_OK(MPI_File_read_ordered_end(fh, r, &st));
+        MPI_Get_count(&st, MPI_BYTE, &cnt);
+        CHECK(cnt == ord_len(rank, k), "read_ordered %d: count %d", k, cnt);
+        CHECK(memcmp(r, ref + at, (size_t)ord_len(rank, k)) == 0, "read_ordered %d: data differs", k);
+    }
+    CHECK_OK(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        char           path[600];
+        long           got;
+        unsigned char *b;
+        io_path(path, sizeof(path), "ordered");
+        b = io_slurp(path, &got);
+        CHECK(got == len, "ordered: file size %ld, expected %ld", got, len);
+        CHECK(b && got == len && memcmp(b, ref, (size_t)len) == 0, "ordered: file differs from the rank-order reference");
+        free(b);
+    }
+    free(w);
+    free(r);
+    free(ref);
+}
+
+static void freed_test(void)
+{
+    const size_t   n = (size_t)BLK * NBLK;
+    unsigned char *w = malloc(n);
+    MPI_Request    req;
+    MPI_File       fh = open_file("freed", MPI_MODE_CREATE | MPI_MODE_RDWR, 1);
+
+    set_view(fh);
+    mpitest_fill(w, n, 120u * 16u + (unsigned)rank);
+    CHECK_OK(MPI_File_iwrite_at_all(fh, 0, w, (int)n, MPI_BYTE, &req));
+    CHECK_OK(MPI_Request_free(&req));
+    CHECK_OK(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_file("freed", 120, (long)n * np);
+    free(w);
+}
+
 static void error_test(void)
 {
     char        buf[BLK] = {0};
@@ -356,6 +439,8 @@ int main(int argc, char **argv)
     chain_test(0);
     order_test();
     split_test();
+    ordered_test();
+    freed_test();
     error_test();
     boundary_test();
     io_dir_remove();
