@@ -109,6 +109,7 @@ struct weft_win {
     weft_request_t   *am_hdr_req;  /* posted receive for the next request */
     uint32_t          am_lock;     /* this rank's lock: RMA_LOCK_WRITER or readers */
     struct { int origin, excl; } *am_waiters; /* queued lock requests, FIFO */
+    unsigned char    *am_held;     /* per origin: 0, 1 shared, 2 exclusive lock held here */
     int               am_waiters_n;
     weft_request_t  **am_done_reqs; /* PSCW: completes expected by MPI_Win_wait */
     int               am_sink;
@@ -124,7 +125,7 @@ struct weft_win {
 
 /* rma_win.c */
 int  rma_allgather(weft_win_t *win, const void *mine, size_t len, void *all);
-void rma_barrier(weft_win_t *win);
+int  rma_barrier(weft_win_t *win);
 int  rma_ranks_of_group(weft_win_t *win, const weft_group_t *group, int **ranks_p);
 
 /* rma_sync.c: may an operation target `rank` now? MPI_SUCCESS or

@@ -327,6 +327,9 @@ static int win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit,
         win->comm = NULL;
         goto fail;
     }
+    /* its only ANY_SOURCE receive is the active-message service's, which
+     * must go on serving the survivors when a member is lost */
+    win->comm->any_source_outlives_losses = 1;
     win->group = win->comm->group;
     weft_group_retain(win->group);
     win->rank = win->comm->rank;
