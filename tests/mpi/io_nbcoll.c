@@ -21,7 +21,8 @@
  *     write_ordered twice then read_ordered, in rank order after the shared
  *     file pointer, checked against the concatenation).
  *  4. Errors: a non-blocking collective write on a read-only file gives
- *     MPI_ERR_READ_ONLY on every rank and nothing hangs.
+ *     MPI_ERR_READ_ONLY on every rank and nothing hangs; a bad offset on
+ *     rank 0 only fails its call and the others' requests (MPI_ERR_ARG).
  *  5. Domain boundary (blocking write_at_all, then iwrite_at_all): half the
  *     blocks, so one rank's block runs across the boundary between the two
  *     aggregators' file domains and the next domain's first piece continues
@@ -424,6 +425,22 @@ static void error_test(void)
     CHECK_CLASS(MPI_File_iwrite_at_all(fh, 0, buf, BLK, MPI_BYTE, &req), MPI_ERR_READ_ONLY);
     CHECK_CLASS(MPI_File_iwrite_all(fh, buf, BLK, MPI_BYTE, &req), MPI_ERR_READ_ONLY);
     /* the file still works for the collectives after the failed ones */
+    CHECK_OK(MPI_File_iread_at_all(fh, 0, buf, BLK, MPI_BYTE, &req));
+    CHECK_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    CHECK_OK(MPI_File_close(&fh));
+
+    /* Only rank 0 is wrong (negative offset): its call fails at once, the
+     * others' requests fail with the same class (they must not hang or
+     * report success). A request's error goes to MPI_COMM_SELF's handler. */
+    fh = open_file("order", MPI_MODE_RDWR, 1);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    if (rank == 0) {
+        CHECK_CLASS(MPI_File_iwrite_at_all(fh, -BLK, buf, BLK, MPI_BYTE, &req), MPI_ERR_ARG);
+    } else {
+        CHECK_OK(MPI_File_iwrite_at_all(fh, 0, buf, BLK, MPI_BYTE, &req));
+        CHECK_CLASS(MPI_Wait(&req, MPI_STATUS_IGNORE), MPI_ERR_ARG);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     CHECK_OK(MPI_File_iread_at_all(fh, 0, buf, BLK, MPI_BYTE, &req));
     CHECK_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
     CHECK_OK(MPI_File_close(&fh));
