@@ -15,6 +15,10 @@
  * weft_file_t.xfer_lock serialises transfers of one file (a data-sieving
  * read-modify-write must not interleave with another write of the window).
  * MPI_File_close and MPI_Finalize wait for the file's queued transfers.
+ *
+ * The same worker runs the file I/O steps of background collectives
+ * (nbcoll.c, twophase.c): weft_io_job_post queues fn(arg), the owner polls
+ * weft_io_job_test from the progress engine (no request, no done list).
  */
 #include <pthread.h>
 #include <stdlib.h>
