@@ -151,3 +151,134 @@ const char *weft_pmi_shm_lookup(const char *key)
     }
     return NULL;
 }
+
+/* ---- ranks the launcher reported lost ----------------------------------- */
+
+static struct {
+    weft_pmi_lost_hdr_t *hdr; /* the writer's or the reader's mapping */
+    size_t               size;
+    uint32_t             seen;     /* reader: entries already handed out */
+    int                  tried;    /* reader: the list was looked for */
+    char                 name[256]; /* writer: removed at close */
+} lost;
+
+static size_t lost_bytes(uint32_t capacity)
+{
+    return sizeof(weft_pmi_lost_hdr_t) + (size_t)capacity * sizeof(int32_t);
+}
+
+int weft_pmi_lost_create(const char *prefix, int size)
+{
+    char  name[256];
+    void *base;
+    int   fd, saved;
+
+    if (size <= 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    snprintf(name, sizeof(name), "%s.lost", prefix);
+    fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return -1;
+    }
+    if (ftruncate(fd, (off_t)lost_bytes((uint32_t)size)) != 0 ||
+        (base = mmap(NULL, lost_bytes((uint32_t)size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+            MAP_FAILED) {
+        saved = errno;
+        close(fd);
+        shm_unlink(name);
+        errno = saved;
+        return -1;
+    }
+    close(fd);
+    lost.hdr           = base;
+    lost.size          = lost_bytes((uint32_t)size);
+    snprintf(lost.name, sizeof(lost.name), "%s", name);
+    lost.hdr->capacity = (uint32_t)size;
+    __atomic_store_n(&lost.hdr->magic, WEFT_PMI_LOST_MAGIC, __ATOMIC_RELEASE);
+    return 0;
+}
+
+void weft_pmi_lost_add(int rank)
+{
+    int32_t *ranks;
+    uint32_t n;
+
+    if (lost.hdr == NULL || rank < 0 || (uint32_t)rank >= lost.hdr->capacity) {
+        return;
+    }
+    ranks = (int32_t *)(lost.hdr + 1);
+    n     = lost.hdr->count;
+    for (uint32_t i = 0; i < n; i++) {
+        if (ranks[i] == rank) {
+            return;
+        }
+    }
+    if (n < lost.hdr->capacity) {
+        ranks[n] = rank;
+        __atomic_store_n(&lost.hdr->count, n + 1, __ATOMIC_RELEASE);
+    }
+}
+
+void weft_pmi_lost_close(void)
+{
+    if (lost.hdr != NULL) {
+        munmap(lost.hdr, lost.size);
+    }
+    if (lost.name[0] != '\0') {
+        shm_unlink(lost.name);
+    }
+    memset(&lost, 0, sizeof(lost));
+}
+
+static void lost_attach(void)
+{
+    const char *prefix = weft_tunables.PMI_SHM_NAME;
+    char        name[256];
+    struct stat st;
+    void       *base;
+    int         fd;
+
+    lost.tried = 1;
+    if (prefix == NULL || *prefix == '\0' || !weft_tunables.PMI_SHM) {
+        return;
+    }
+    snprintf(name, sizeof(name), "%s.lost", prefix);
+    fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) {
+        return;
+    }
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(weft_pmi_lost_hdr_t) ||
+        (base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+        close(fd);
+        return;
+    }
+    close(fd);
+    weft_pmi_lost_hdr_t *hdr = base;
+    if (__atomic_load_n(&hdr->magic, __ATOMIC_ACQUIRE) != WEFT_PMI_LOST_MAGIC ||
+        lost_bytes(hdr->capacity) > (size_t)st.st_size) {
+        munmap(base, (size_t)st.st_size);
+        return;
+    }
+    lost.hdr  = hdr;
+    lost.size = (size_t)st.st_size;
+}
+
+void weft_pmi_lost_poll(void (*fn)(int rank))
+{
+    if (!lost.tried) {
+        lost_attach();
+    }
+    if (lost.hdr == NULL) {
+        return;
+    }
+    uint32_t n = __atomic_load_n(&lost.hdr->count, __ATOMIC_ACQUIRE);
+    if (n > lost.hdr->capacity) {
+        return;
+    }
+    const int32_t *ranks = (const int32_t *)(lost.hdr + 1);
+    for (; lost.seen < n; lost.seen++) {
+        fn(ranks[lost.seen]);
+    }
+}

@@ -21,6 +21,7 @@
 #include "core/mpit/pvar.h"
 #include "core/progress.h"
 #include "core/runtime.h"
+#include "pmi/pmi_shm.h"
 #include "transport/shm/shm.h"
 #include "util/log.h"
 #include "util/tunables.h"
@@ -272,14 +273,18 @@ static pid_t watched_pid(int i)
     return loss.watched[i].pid;
 }
 
+static void launcher_reported(int rank)
+{
+    if (rank >= 0 && rank < weft_dev.size && rank != weft_dev.me) {
+        weft_dev_peer_lost(rank, "its process ended without finalizing (reported by the launcher)");
+    }
+}
+
 void weft_dev_watch_peers(void)
 {
     struct timespec ts;
     int64_t         now;
 
-    if (loss.nwatched == 0) {
-        return;
-    }
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     if (now < loss.next_check_ms) {
@@ -287,6 +292,10 @@ void weft_dev_watch_peers(void)
     }
     loss.next_check_ms = now + (weft_tunables.PEER_CHECK_INTERVAL > 0
                                     ? weft_tunables.PEER_CHECK_INTERVAL : 100);
+    weft_pmi_lost_poll(launcher_reported);
+    if (loss.nwatched == 0) {
+        return;
+    }
     for (int i = 0; i < loss.nwatched; i++) {
         loss.fds[i].revents = 0;
         (void)watched_pid(i);

@@ -17,8 +17,12 @@
  * Rendezvous by RGET where the provider has FI_RMA: the sender registers its
  * buffer for remote read and names it in the RTS; the receiver registers its
  * buffer and fi_reads (manual progress from the same completion queue).
- * Registrations are per message (no cache yet: tcp/sockets/shm register in
- * software).
+ * Registrations are per message and we keep no cache of our own: the
+ * providers that pin memory (verbs, efa, psm3, cxi) register through
+ * libfabric's MR cache, whose monitor (userfaultfd or memhooks) drops a
+ * registration when its pages are unmapped, which a cache here could not
+ * see; tcp, sockets and shm register in software (a table entry). Tuned by
+ * libfabric's FI_MR_CACHE_MAX_COUNT / _MAX_SIZE / _MONITOR.
  *
  * Addresses go through PMI once per node: every rank puts its endpoint name,
  * the node's leader (lowest rank) reads its node's names and puts them as
