@@ -8,12 +8,14 @@
 
 #include "core/comm.h"
 
-/* Build comm's lazily made collective state now (node layout, the node's
- * shared-memory region, two-level sub-communicators): collective over
- * comm. Otherwise the first collective to need it builds it inside its
- * call, waiting for the other ranks, even when non-blocking; a module that
+/* Build comm's lazily made collective state now, collectively over comm
+ * (node layout; two-level sub-communicators on several nodes; with shm the
+ * node's shared-memory region, without it comm never uses the
+ * shared-memory algorithms, which saves making the region). Otherwise the
+ * first collective to need that state builds it inside its call, waiting
+ * for the other ranks, even when the call is non-blocking: a module that
  * starts non-blocking collectives from the progress engine calls this
  * first. */
-int weft_coll_comm_prepare(weft_comm_t *comm);
+int weft_coll_comm_prepare(weft_comm_t *comm, int shm);
 
 #endif
