@@ -20,8 +20,7 @@
 #include "rma_internal.h"
 #include "util/fence.h"
 
-/* The first lost member of win's communicator (its rank there), or -1. */
-static int lost_member(const weft_win_t *win)
+int rma_lost_member(const weft_win_t *win)
 {
     if (weft_dev.nfailed == 0) {
         return -1;
@@ -43,7 +42,7 @@ static int lost_member(const weft_win_t *win)
         weft_wait_t _w = {0};                                                               \
         while (!(_cond)) {                                                                  \
             if (weft_progress_poll() == 0) {                                                \
-                int _lost = lost_member(_win);                                              \
+                int _lost = rma_lost_member(_win);                                              \
                 if (_lost >= 0) {                                                           \
                     return weft_dev_lost_error((_win)->comm->peer_world[_lost], _lost);     \
                 }                                                                           \

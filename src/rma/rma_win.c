@@ -264,10 +264,12 @@ static int cma_probe(const rank_info_t *infos, int n, int me)
 
 static void win_destroy(weft_win_t *win)
 {
+    int orphans;
+
     if (win->am_waiters) {
         rma_am_win_fini(win);
     }
-    rma_net_win_fini(win);
+    orphans = rma_net_win_fini(win);
     if (win->seg) {
         munmap(win->seg, win->seg_bytes);
     }
@@ -290,6 +292,12 @@ static void win_destroy(weft_win_t *win)
     free(win->completed);
     free(win->start_ranks);
     free(win->post_ranks);
+    if (orphans) {
+        /* Operations to a lost target never completed; a late completion
+         * still counts into win->net_cnt, so the object is not reused. */
+        win->hdr.magic = WEFT_MAGIC_FREED;
+        return;
+    }
     weft_objpool_free(&win_pool, win);
 }
 

@@ -26,6 +26,14 @@
  *           0 (the dead rank holds it) is granted or fails, a fence (the dead rank never comes)
  *           and an access epoch on a group holding the dead rank (it never
  *           posts) fail with MPI_ERR_OTHER instead of waiting forever.
+ *   rmaput  (np >= 2) a window in a passive epoch (lock_all) that is not in
+ *           shared memory (WEFT_USE_SHM_ONE_SIDED=0, or ranks on different
+ *           hosts: a shared-memory window stays mapped, so access to a dead
+ *           rank's part completes); the last rank kills itself; rank 0's
+ *           puts and gets to it, then MPI_Win_flush_all, must fail with
+ *           MPI_ERR_OTHER, never wait for completions a dead target cannot
+ *           send (active messages, and libfabric RMA with
+ *           WEFT_RMA_NET=native), and finalize must not wait for them.
  *   spawn   (np 1) spawns one child (this program, "child"), which answers
  *           once and kills itself; the parent's pending receive on the
  *           intercommunicator fails with MPI_ERR_OTHER, MPI_Comm_disconnect
@@ -45,6 +53,18 @@ static void die_soon(void)
     fflush(stderr);
     usleep(300000); /* the others are waiting by now */
     raise(SIGKILL);
+}
+
+/* Rank and size of MPI_COMM_WORLD; 0 (and the skip printed) below 2 processes. */
+static int two_or_more(int *rank, int *size)
+{
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    if (*size < 2) {
+        printf("fault_lost_peer needs 2 processes or more; skipped\nNo Errors\n");
+        return 0;
+    }
+    return 1;
 }
 
 static void survivor_checks(int rank, MPI_Comm rest, int nrest)
@@ -67,13 +87,10 @@ static void run_world(int fatal)
     int      rank, size, victim, cls;
     MPI_Comm rest;
 
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    victim = size - 1;
-    if (size < 2) {
-        printf("fault_lost_peer needs 2 processes or more; skipped\nNo Errors\n");
+    if (!two_or_more(&rank, &size)) {
         return;
     }
+    victim = size - 1;
     if (!fatal) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     }
@@ -164,10 +181,7 @@ static void run_poll(void)
 {
     int rank, size, token = 0;
 
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size < 2) {
-        printf("fault_lost_peer needs 2 processes or more; skipped\nNo Errors\n");
+    if (!two_or_more(&rank, &size)) {
         return;
     }
     const char *v      = getenv("FAULT_VICTIM"); /* default: the last rank */
@@ -193,10 +207,7 @@ static void run_rma(void)
     int     *base = NULL;
     MPI_Win  win;
 
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size < 2) {
-        printf("fault_lost_peer needs 2 processes or more; skipped\nNo Errors\n");
+    if (!two_or_more(&rank, &size)) {
         return;
     }
     int      victim = size - 1;
@@ -246,6 +257,46 @@ static void run_rma(void)
     fflush(stdout);
 }
 
+static void run_rmaput(void)
+{
+    int      rank, size, cls;
+    char    *base = NULL;
+    MPI_Win  win;
+    enum { BYTES = 1 << 20 };
+
+    if (!two_or_more(&rank, &size)) {
+        return;
+    }
+    int victim = size - 1;
+    CHECK_OK(MPI_Win_allocate(BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    CHECK_OK(MPI_Win_lock_all(0, win));
+    CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == victim) {
+        die_soon();
+    }
+    if (rank == 0) {
+        char *buf = malloc(BYTES);
+        memset(buf, 0x3c, BYTES);
+        usleep(600000); /* it is dead by now */
+        int rc = MPI_SUCCESS;
+        for (int i = 0; i < 8 && rc == MPI_SUCCESS; i++) {
+            rc = MPI_Put(buf, BYTES, MPI_CHAR, victim, 0, BYTES, MPI_CHAR, win);
+            if (rc == MPI_SUCCESS) {
+                rc = MPI_Get(buf, BYTES / 2, MPI_CHAR, victim, 0, BYTES / 2, MPI_CHAR, win);
+            }
+        }
+        if (rc == MPI_SUCCESS) {
+            rc = MPI_Win_flush_all(win);
+        }
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_OTHER, "puts and gets to the dead rank, then flush: class %d", cls);
+        free(buf);
+    }
+    printf("survivor %d ok\n", rank);
+    fflush(stdout);
+}
+
 static void run_spawn(char *prog, int poll_only)
 {
     MPI_Comm parent, child;
@@ -289,6 +340,8 @@ int main(int argc, char **argv)
         run_poll();
     } else if (strcmp(mode, "rma") == 0) {
         run_rma();
+    } else if (strcmp(mode, "rmaput") == 0) {
+        run_rmaput();
     } else {
         run_world(strcmp(mode, "fatal") == 0);
     }

@@ -66,7 +66,12 @@ def test_survivors_go_on_netmod(np_):
 
 @pytest.mark.parametrize("np_,mode,env", [
     (2, "poll", None), (4, "poll", None), (2, "rma", None), (3, "rma", None),
-    (3, "rma", {"WEFT_USE_SHM_ONE_SIDED": "0"}), (4, "rma", {"WEFT_NETMOD_ONLY": "1"})])
+    (3, "rma", {"WEFT_USE_SHM_ONE_SIDED": "0"}), (4, "rma", {"WEFT_NETMOD_ONLY": "1"}),
+    (2, "rmaput", {"WEFT_USE_SHM_ONE_SIDED": "0"}),
+    (3, "rmaput", {"WEFT_NETMOD_ONLY": "1", "WEFT_TEST_HOST_BLOCK": "1", "WEFT_RMA_FAKE_PPN": "1",
+                   "WEFT_RMA_NET": "native"}),
+    (2, "rmaput", {"WEFT_NETMOD_ONLY": "1", "WEFT_TEST_HOST_BLOCK": "1", "WEFT_RMA_FAKE_PPN": "1",
+                   "WEFT_RMA_NET": "am"})])
 def test_polling_survivors_notice(np_, mode, env):
     # poll: MPI_Test loops, no waits: the progress engine itself must notice
     # the loss. rma: window waits (lock, fence, start) give up on it, on the

@@ -41,6 +41,7 @@ static struct {
     uint64_t     uid, jobkey, hostkey;
     dyn_ident_t *ident;
     size_t       max_payload; /* what the netmod was (or would be) started with */
+    size_t       eager_limit;
     int          want_rma;
     void       (*rma_done)(void *cookie, size_t len, int err);
     int        (*grow)(int nprocs);
@@ -369,13 +370,14 @@ int weft_dev_peers_init(void)
     return MPI_SUCCESS;
 }
 
-int weft_dev_netmod_init(size_t max_payload, int want_rma,
+int weft_dev_netmod_init(size_t max_payload, size_t eager_limit, int want_rma,
                          void (*rma_done)(void *cookie, size_t len, int err))
 {
     const weft_pmi_info_t *pmi = &weft_runtime.pmi;
     weft_transport_init_t  args;
 
     dyn.max_payload = max_payload;
+    dyn.eager_limit = eager_limit;
     dyn.want_rma    = want_rma;
     dyn.rma_done    = rma_done;
     /* Every rank must take part in the netmod's PMI exchange, or none:
@@ -397,6 +399,7 @@ int weft_dev_netmod_init(size_t max_payload, int want_rma,
     args.uses_netmod = uses_netmod;
     args.provider    = weft_tunables.OFI_PROVIDER;
     args.max_payload = max_payload;
+    args.eager_limit = eager_limit;
     args.peer_lost   = peer_lost;
     args.want_rma    = want_rma;
     args.want_wait   = weft_tunables.WAIT_POLICY == 3; /* blocking */
@@ -514,6 +517,7 @@ int weft_dev_dyn_open(void)
     args.uses_netmod = uses_netmod; /* all 0: the job's ranks stay on shm */
     args.provider    = weft_tunables.OFI_PROVIDER;
     args.max_payload = dyn.max_payload;
+    args.eager_limit = dyn.eager_limit;
     args.peer_lost   = peer_lost;
     args.want_rma    = dyn.want_rma;
     args.rma_done    = dyn.rma_done;

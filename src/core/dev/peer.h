@@ -51,9 +51,10 @@ void weft_am_register(int id, weft_am_handler_fn_t fn);
  * error code. */
 int  weft_dev_peers_init(void);
 /* Bring up the netmod when some peer is remote; max_payload: the largest AM
- * payload the caller will send through it; want_rma: ask for RMA reads,
- * whose completions go to rma_done. Collective. */
-int  weft_dev_netmod_init(size_t max_payload, int want_rma,
+ * payload the caller will send through it; eager_limit: the largest it
+ * sends eagerly; want_rma: ask for RMA reads, whose completions go to
+ * rma_done. Collective. */
+int  weft_dev_netmod_init(size_t max_payload, size_t eager_limit, int want_rma,
                           void (*rma_done)(void *cookie, size_t len, int err));
 void weft_dev_fini(void);
 
