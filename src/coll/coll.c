@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/coll.h"
 #include "coll/coll_internal.h"
 #include "core/comm.h"
 #include "core/dev/peer.h"
@@ -181,6 +182,25 @@ int weft_coll_comm_two_level(weft_comm_t *comm)
     }
     cc->sub_built = 1;
     return MPI_SUCCESS;
+}
+
+int weft_coll_comm_prepare(weft_comm_t *comm, int shm)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(comm);
+
+    if (!cc->layout_done) {
+        layout(comm, cc);
+    }
+    if (comm->size < 2) {
+        return MPI_SUCCESS;
+    }
+    if (!shm && cc->shm_state == 0) {
+        cc->shm_state = -1; /* as after a failed setup: every rank picks point-to-point algorithms */
+    }
+    if (cc->shm_state == 0 && cc->max_ppn >= 2 && weft_tunables.WAIT_POLICY != 3 /* shm_allowed's conditions */) {
+        return weft_coll_shm_setup(comm); /* with the two-level communicators on several nodes */
+    }
+    return cc->nodes > 1 ? weft_coll_comm_two_level(comm) : MPI_SUCCESS;
 }
 
 /* ---- rules ---------------------------------------------------------------- */
