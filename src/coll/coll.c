@@ -603,8 +603,11 @@ static int shm_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
         return 0;
     }
     /* non-blocking and persistent (rows with a schedule form: a poll step,
-     * src/coll/shm/shm_sched.c): on one node */
-    if (!a->blocking && (cc->nodes != 1 || a->nested)) {
+     * src/coll/shm/shm_sched.c): on one node, and only once a blocking
+     * collective has made the region. Making it waits for every rank of the
+     * node, which a non-blocking call must not do (every rank sees the
+     * region appear in the same call, so they all choose alike). */
+    if (!a->blocking && (cc->nodes != 1 || a->nested || cc->shm_state == 0)) {
         return 0;
     }
     switch (a->coll) {
