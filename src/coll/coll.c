@@ -586,9 +586,12 @@ static int shmem_coll_enabled(const weft_coll_args_t *a)
     }
 }
 
+/* Non-blocking and persistent calls only once a blocking call has built the
+ * node and leader communicators: splitting waits for every rank. */
 static int two_level_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
 {
-    return shmem_coll_enabled(a) && cc->nodes > 1 && cc->max_ppn > 1;
+    return shmem_coll_enabled(a) && cc->nodes > 1 && cc->max_ppn > 1 &&
+           (a->blocking || cc->sub_built);
 }
 
 /* The shared-memory algorithms: blocking calls on a communicator with a node
