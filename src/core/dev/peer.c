@@ -136,6 +136,7 @@ void weft_dev_peer_lost(int world, const char *why)
     }
     weft_dev.peers[world].failed = 1;
     weft_dev.nfailed++;
+    weft_dev.nfailed_job += world < weft_dev.size;
     weft_dev.loss_due = 1;
     if (grow_bytes((void **)&loss.why, &loss.why_len, weft_dev.nprocs, sizeof(char *)) == 0) {
         loss.why[world] = strdup(why);
@@ -419,8 +420,9 @@ void weft_dev_fini(void)
         weft_dev.netmod = NULL;
     }
     watch_fini();
-    weft_dev.nfailed  = 0;
-    weft_dev.loss_due = 0;
+    weft_dev.nfailed     = 0;
+    weft_dev.nfailed_job = 0;
+    weft_dev.loss_due    = 0;
     free(weft_dev.peers);
     free(uses_netmod);
     free(dyn.ident);

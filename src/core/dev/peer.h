@@ -35,6 +35,8 @@ typedef struct {
     int                         nprocs;    /* entries in peers (>= size) */
     const weft_transport_ops_t *netmod;    /* NULL when no peer is remote */
     int                         nfailed;   /* processes lost so far (fast "none" test) */
+    int                         nfailed_job; /* of them, ranks of this job (not processes of
+                                                other jobs, which this job's ranks may not all see) */
     int                         loss_due;  /* lost, their requests not failed yet */
 } weft_dev_t;
 

@@ -398,8 +398,12 @@ static int agree_on_report(int agreed[A_N], int have_record)
     want[A_NEG_LEVEL] = -want[A_LEVEL];
     want[A_NEG_FILE]  = -want[A_FILE];
     memcpy(agreed, want, sizeof(want));
-    if (weft_dev.nfailed > 0) {
-        return -1; /* a process was lost: no job-wide report (and no warning) */
+    /* A rank of this job was lost: no job-wide report (and no warning); the
+     * allreduce below would include it. A lost process of another job (a
+     * parent that finalized first, noticed by some ranks only) does not count:
+     * skipping here while the others went in would leave them waiting. */
+    if (weft_dev.nfailed_job > 0) {
+        return -1;
     }
     if (weft_comm_world.size > 1 &&
         weft_allreduce_impl(want, agreed, A_N, weft_datatype_from_handle(MPI_INT),
