@@ -227,6 +227,12 @@ void *weft_shmem_data_at(uint64_t off, size_t bytes)
     return data_lo + off;
 }
 
+void *weft_shmem_data_range(size_t *len)
+{
+    *len = data_len;
+    return data_len ? data_lo : NULL;
+}
+
 const char *weft_shmem_data_why_not(void)
 {
     return data_len ? NULL : why_not;

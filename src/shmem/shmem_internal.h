@@ -78,6 +78,8 @@ void weft_shmem_data_setup(MPI_Comm world);
 bool weft_shmem_data_offset(const void *addr, size_t bytes, uint64_t *off);
 /* This PE's global data at off (NULL when off..off+bytes is outside it). */
 void *weft_shmem_data_at(uint64_t off, size_t bytes);
+/* This PE's global data: its start and *len (NULL, 0 when not symmetric). */
+void *weft_shmem_data_range(size_t *len);
 void weft_shmem_data_teardown(void);
 void *weft_shmem_data_remote(const void *addr, size_t bytes, int pe);
 const char *weft_shmem_data_why_not(void);
@@ -134,6 +136,8 @@ uint64_t weft_shmem_net_amo(const char *call, const struct weft_shmem_where *w, 
                             uint64_t value, uint64_t compare, void *fetch, bool nbi);
 /* Complete every operation this PE issued to other nodes. */
 void weft_shmem_net_quiet(void);
+/* Order this PE's earlier operations to other nodes before its later ones. */
+void weft_shmem_net_fence(void);
 /* One pass of the progress engine (serves other nodes' operations on this PE). */
 void weft_shmem_net_progress(void);
 

@@ -8,20 +8,29 @@
  * origin (MPI's non-overtaking order), which is what makes shmem_fence free:
  *
  *   put      header + data inline (up to INLINE_MAX bytes), else the header
- *            then one data message (same origin: matched in order). No reply:
- *            the origin marks the target dirty and shmem_quiet completes it.
+ *            then one data message (same origin: matched in order). The
+ *            target acknowledges it once applied (an empty reply).
  *   get      header; the target replies with the data (TAG_REPLY), which the
  *            origin received straight into dest (contiguous) or unpacks.
  *   amo      header with operand(s); fetching forms get the old value back.
  *            The target applies it with the same __atomic instruction on the
  *            same word as its node's PEs use on the mapped memory, so atomics
  *            from both paths are atomic with respect to each other.
- *   quiet    one QUIET request per dirty target; its reply follows every
- *            earlier request of ours at that target, so all of them are done.
+ *   quiet    waits for every reply and acknowledgement still due (one
+ *            message to the target and one back per put: put + quiet costs
+ *            what a get does, where a separate QUIET request would add a
+ *            second message, and a second wake-up of the target).
  *
  * A request whose data is still arriving holds back later requests from the
  * same origin (per-origin queue), so order is kept without waiting inside
- * the hook. A PE that computes without SHMEM/MPI calls delays the operations
+ * the hook.
+ *
+ * Contiguous puts and gets of at least WEFT_SHMEM_NET_RMA bytes go by
+ * libfabric RMA instead (fi_write with delivery completion / fi_read into
+ * the heap slice or global data every PE registered at shmem_init), when
+ * every PE of other nodes is a netmod peer. They are not ordered with the
+ * messages, so the first operation after a fence completes what is in
+ * flight when the two could overtake each other; quiet waits for both. A PE that computes without SHMEM/MPI calls delays the operations
  * of other nodes on its memory until its next call (manual progress). */
 #include "shmem/shmem_internal.h"
 
@@ -30,19 +39,22 @@
 
 #include "core/comm.h"
 #include "core/datatype.h"
+#include "core/dev/peer.h"
 #include "core/progress.h"
 #include "core/pt2pt.h"
 #include "core/request.h"
 #include "core/runtime.h"
 #include "util/fence.h"
+#include "util/tunables.h"
 
 enum { TAG_REQ = 1, TAG_DATA, TAG_REPLY };
-enum { REQ_PUT = 1, REQ_GET, REQ_AMO, REQ_QUIET, REQ_BYE };
+enum { REQ_PUT = 1, REQ_GET, REQ_AMO, REQ_BYE };
+enum { REPLY_NONE = 0, REPLY_VALUE, REPLY_ACK }; /* net_hdr_t.reply */
 #define INLINE_MAX 4096 /* data bytes carried in the request message itself */
 
 typedef struct {
     uint8_t  kind, seg, amo, size; /* size: AMO operand bytes */
-    uint8_t  fetch, sig, sig_seg, sig_op;
+    uint8_t  reply, sig, sig_seg, sig_op;
     uint64_t off;
     uint64_t esize, count; /* target layout: count elements of esize bytes */
     int64_t  stride;       /* bytes between target elements */
@@ -81,11 +93,21 @@ static struct {
     int             nheld;
     struct pending *mine;    /* origin side: completed by quiet */
     struct pending *replies; /* target side: replies in flight */
-    unsigned char  *dirty;   /* per PE: requests without reply sent since the last quiet */
-    int            *dirty_list;
-    int             ndirty;
     unsigned        sent_since_reap;
 } net;
+
+/* libfabric RMA for large contiguous puts/gets (see the top). */
+struct rma_seg {
+    void     *mr;
+    uint64_t *key, *addr; /* per PE: what names its byte 0 of the segment */
+};
+static struct {
+    bool             on;
+    bool             fenced; /* a fence since the last operation */
+    size_t           min;
+    struct rma_seg   seg[2]; /* WEFT_SHMEM_SEG_HEAP, _DATA */
+    weft_rma_count_t cnt;
+} rma;
 
 static void net_abort(const char *what)
 {
@@ -231,6 +253,9 @@ static void apply(int src, const net_hdr_t *h, const char *data)
                 __atomic_store_n(s, h->value, __ATOMIC_SEQ_CST);
             }
         }
+        if (h->reply == REPLY_ACK) {
+            reply(src, NULL, 0, NULL);
+        }
         break;
     }
     case REQ_GET: {
@@ -259,19 +284,18 @@ static void apply(int src, const net_hdr_t *h, const char *data)
         } else {
             net_abort("atomic request of an unsupported size");
         }
-        if (h->fetch) {
+        if (h->reply == REPLY_VALUE) {
             uint64_t *out = malloc(sizeof *out);
             if (!out) {
                 net_abort("out of memory");
             }
             *out = old; /* little-endian: the low size bytes are the value */
             reply(src, out, h->size, out);
+        } else if (h->reply == REPLY_ACK) {
+            reply(src, NULL, 0, NULL);
         }
         break;
     }
-    case REQ_QUIET:
-        reply(src, NULL, 0, NULL);
-        break;
     default:
         net_abort("unknown request kind");
     }
@@ -382,12 +406,13 @@ static int net_hook(void)
 
 /* ---- origin side ---------------------------------------------------------------------- */
 
-static void mark_dirty(int pe)
+/* The empty reply of a put or non-fetching atomic, waited for by quiet.
+ * Posted before the request is sent, so replies from pe match in order. */
+static void expect_ack(int pe)
 {
-    if (!net.dirty[pe]) {
-        net.dirty[pe] = 1;
-        net.dirty_list[net.ndirty++] = pe;
-    }
+    weft_request_t *req;
+    irecv(NULL, 0, pe, TAG_REPLY, &req);
+    track(&net.mine, req, NULL);
 }
 
 /* Sends header + inline bytes (a copy: the caller's memory is free at once). */
@@ -416,6 +441,70 @@ static void where_to_hdr(net_hdr_t *h, const struct weft_shmem_where *w)
     h->off = w->off;
 }
 
+static void rma_wait_below(int limit)
+{
+    weft_wait_t w = {0};
+    while (rma.cnt.pending > limit) {
+        if (weft_progress_poll() == 0) {
+            weft_wait_step(&w);
+        }
+    }
+    if (rma.cnt.failed) {
+        net_abort("a put or get by libfabric RMA failed");
+    }
+}
+
+static void quiet_locked(void)
+{
+    reap(&net.mine, true);
+    if (rma.on) {
+        rma_wait_below(0);
+    }
+}
+
+/* First operation after a fence: messages keep their order among
+ * themselves, RMA keeps none, so complete what this one could overtake. */
+static void order_after_fence(bool by_rma)
+{
+    if (rma.fenced) {
+        rma.fenced = false;
+        if (rma.cnt.pending > 0 || (by_rma && net.mine)) {
+            quiet_locked();
+        }
+    }
+}
+
+static bool by_rma(const struct weft_shmem_where *w, size_t bytes, bool contiguous)
+{
+    return rma.on && contiguous && bytes >= rma.min && rma.seg[w->seg].mr;
+}
+
+/* bytes between local and the target range of w, in pieces the provider takes. */
+static void rma_move(const struct weft_shmem_where *w, char *local, size_t bytes, bool put)
+{
+    const struct rma_seg *sg = &rma.seg[w->seg];
+    uint64_t raddr = sg->addr[w->pe] + w->off, key = sg->key[w->pe];
+    size_t max = weft_dev.netmod->max_rma();
+    while (bytes > 0) {
+        size_t n = bytes < max ? bytes : max;
+        weft_status_t st = put ? weft_dev.netmod->rma_put(w->pe, local, n, raddr, key, &rma.cnt)
+                               : weft_dev.netmod->rma_get(w->pe, local, n, raddr, key, &rma.cnt);
+        if (st == WEFT_AGAIN) {
+            weft_progress_poll();
+            continue;
+        }
+        if (st != WEFT_OK) {
+            net_abort("a put or get by libfabric RMA could not be issued");
+        }
+        local += n;
+        raddr += n;
+        bytes -= n;
+        if (rma.cnt.pending >= 64) { /* bound what is in flight */
+            rma_wait_below(32);
+        }
+    }
+}
+
 void weft_shmem_net_put(const char *call, const struct weft_shmem_where *w, const void *src, size_t esize,
                         size_t count, ptrdiff_t sstride, ptrdiff_t tstride, bool nbi,
                         const struct weft_shmem_signal *signal)
@@ -425,7 +514,7 @@ void weft_shmem_net_put(const char *call, const struct weft_shmem_where *w, cons
     if (bytes == 0 && !signal) {
         return;
     }
-    net_hdr_t h = {.kind = REQ_PUT, .esize = esize, .count = count, .stride = tstride};
+    net_hdr_t h = {.kind = REQ_PUT, .reply = REPLY_ACK, .esize = esize, .count = count, .stride = tstride};
     where_to_hdr(&h, w);
     if (signal) {
         h.sig = 1;
@@ -436,6 +525,17 @@ void weft_shmem_net_put(const char *call, const struct weft_shmem_where *w, cons
     }
     bool contiguous = count <= 1 || sstride == (ptrdiff_t)esize;
     weft_cs_enter();
+    if (!signal && by_rma(w, bytes, contiguous)) {
+        order_after_fence(true);
+        rma_move(w, (char *)src, bytes, true);
+        if (!nbi) {
+            rma_wait_below(0); /* src is the caller's again once the data is delivered */
+        }
+        weft_cs_exit();
+        return;
+    }
+    order_after_fence(false);
+    expect_ack(w->pe);
     if (bytes <= INLINE_MAX) {
         char packed[INLINE_MAX];
         if (!contiguous) {
@@ -459,7 +559,6 @@ void weft_shmem_net_put(const char *call, const struct weft_shmem_where *w, cons
             weft_request_wait(req, MPI_STATUS_IGNORE); /* src is the caller's again */
         }
     }
-    mark_dirty(w->pe);
     weft_cs_exit();
 }
 
@@ -479,6 +578,16 @@ void weft_shmem_net_get(const char *call, const struct weft_shmem_where *w, void
         net_abort("out of memory");
     }
     weft_cs_enter();
+    if (by_rma(w, bytes, contiguous)) {
+        order_after_fence(true);
+        rma_move(w, dest, bytes, false);
+        if (!nbi) {
+            rma_wait_below(0);
+        }
+        weft_cs_exit();
+        return;
+    }
+    order_after_fence(false);
     weft_request_t *req;
     irecv(tmp ? tmp : dest, bytes, w->pe, TAG_REPLY, &req);
     send_request(w->pe, &h, NULL, 0);
@@ -498,11 +607,12 @@ uint64_t weft_shmem_net_amo(const char *call, const struct weft_shmem_where *w, 
                             uint64_t value, uint64_t compare, void *fetch, bool nbi)
 {
     (void)call;
-    net_hdr_t h = {.kind = REQ_AMO, .amo = (uint8_t)op, .size = (uint8_t)size, .fetch = fetch != NULL,
-                   .value = value, .compare = compare};
+    net_hdr_t h = {.kind = REQ_AMO, .amo = (uint8_t)op, .size = (uint8_t)size,
+                   .reply = fetch ? REPLY_VALUE : REPLY_ACK, .value = value, .compare = compare};
     where_to_hdr(&h, w);
     uint64_t old = 0;
     weft_cs_enter();
+    order_after_fence(false);
     if (fetch) {
         weft_request_t *req;
         irecv(nbi ? fetch : (void *)&old, size, w->pe, TAG_REPLY, &req);
@@ -514,8 +624,8 @@ uint64_t weft_shmem_net_amo(const char *call, const struct weft_shmem_where *w, 
             memcpy(fetch, &old, size);
         }
     } else {
+        expect_ack(w->pe);
         send_request(w->pe, &h, NULL, 0);
-        mark_dirty(w->pe);
     }
     weft_cs_exit();
     return old;
@@ -527,18 +637,14 @@ void weft_shmem_net_quiet(void)
         return;
     }
     weft_cs_enter();
-    net_hdr_t h = {.kind = REQ_QUIET};
-    for (int i = 0; i < net.ndirty; i++) {
-        int pe = net.dirty_list[i];
-        weft_request_t *req;
-        irecv(NULL, 0, pe, TAG_REPLY, &req);
-        track(&net.mine, req, NULL);
-        send_request(pe, &h, NULL, 0);
-        net.dirty[pe] = 0;
-    }
-    net.ndirty = 0;
-    reap(&net.mine, true);
+    quiet_locked();
+    rma.fenced = false;
     weft_cs_exit();
+}
+
+void weft_shmem_net_fence(void)
+{
+    rma.fenced = rma.on; /* without RMA, arrival order per origin is the order */
 }
 
 void weft_shmem_net_progress(void)
@@ -550,6 +656,69 @@ void weft_shmem_net_progress(void)
 
 /* ---- setup ------------------------------------------------------------------------------ */
 
+static void rma_teardown(void)
+{
+    for (int k = 0; k < 2; k++) {
+        if (rma.seg[k].mr) {
+            weft_dev.netmod->mem_deregister(rma.seg[k].mr);
+        }
+        free(rma.seg[k].key);
+        free(rma.seg[k].addr);
+    }
+    memset(&rma, 0, sizeof rma);
+}
+
+/* Collective: RMA for large puts/gets when every PE can take part (the
+ * provider has FI_RMA without local registration, every PE of other nodes is
+ * a netmod peer, the segments register); else messages for everything. */
+static void rma_setup(MPI_Comm world)
+{
+    struct {
+        uint64_t ok, key[2], addr[2];
+    } mine = {0}, *all;
+    int n = weft_shmem.n_pes;
+    const weft_transport_ops_t *nm = weft_dev.netmod;
+    size_t lens[2];
+    void *bases[2] = {weft_shmem.heap_base[weft_shmem.my_pe], weft_shmem_data_range(&lens[1])};
+    lens[0] = weft_shmem.heap_size;
+    mine.ok = weft_tunables.SHMEM_NET_RMA > 0 && nm && (nm->caps() & WEFT_TRANSPORT_CAP_ONESIDED) &&
+              strcmp(nm->provider(), "sockets") != 0; /* its fi_read stalls under load (as RMA's auto) */
+    for (int pe = 0; pe < n && mine.ok; pe++) {
+        mine.ok = weft_shmem.heap_base[pe] || !weft_peer(pe)->is_local;
+    }
+    for (int k = 0; k < 2 && mine.ok; k++) {
+        if (bases[k] && lens[k] &&
+            nm->win_register(bases[k], lens[k], &mine.key[k], &mine.addr[k], &rma.seg[k].mr) != WEFT_OK) {
+            mine.ok = 0;
+        }
+    }
+    all = malloc((size_t)n * sizeof *all);
+    for (int k = 0; k < 2; k++) {
+        rma.seg[k].key = malloc((size_t)n * sizeof(uint64_t));
+        rma.seg[k].addr = malloc((size_t)n * sizeof(uint64_t));
+        if (!rma.seg[k].key || !rma.seg[k].addr) {
+            all = (free(all), NULL);
+        }
+    }
+    if (!all) {
+        weft_shmem_fail("shmem_init", "out of memory for the RMA keys of PEs on other nodes");
+    }
+    PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, world);
+    rma.on = true;
+    for (int pe = 0; pe < n; pe++) {
+        rma.on &= all[pe].ok != 0;
+        for (int k = 0; k < 2; k++) {
+            rma.seg[k].key[pe] = all[pe].key[k];
+            rma.seg[k].addr[pe] = all[pe].addr[k];
+        }
+    }
+    free(all);
+    rma.min = weft_tunables.SHMEM_NET_RMA;
+    if (!rma.on) {
+        rma_teardown();
+    }
+}
+
 void weft_shmem_net_setup(MPI_Comm world)
 {
     int n = weft_shmem.n_pes;
@@ -558,9 +727,7 @@ void weft_shmem_net_setup(MPI_Comm world)
     net.byte = weft_datatype_from_handle(MPI_BYTE);
     net.held_head = calloc((size_t)n, sizeof *net.held_head);
     net.held_tail = calloc((size_t)n, sizeof *net.held_tail);
-    net.dirty = calloc((size_t)n, 1);
-    net.dirty_list = calloc((size_t)n, sizeof *net.dirty_list);
-    if (!net.comm || !net.held_head || !net.held_tail || !net.dirty || !net.dirty_list) {
+    if (!net.comm || !net.held_head || !net.held_tail) {
         weft_shmem_fail("shmem_init", "out of memory for the state of PEs on other nodes");
     }
     weft_cs_enter();
@@ -568,6 +735,7 @@ void weft_shmem_net_setup(MPI_Comm world)
     weft_progress_register(net_hook);
     net.active = true;
     weft_cs_exit();
+    rma_setup(world);
 }
 
 /* After shmem_finalize's barrier: every origin quieted its requests to us,
@@ -587,12 +755,11 @@ void weft_shmem_net_teardown(void)
     weft_request_wait(net.req_recv, MPI_STATUS_IGNORE);
     net.req_recv = NULL;
     reap(&net.replies, true);
-    reap(&net.mine, true);
+    quiet_locked();
+    rma_teardown();
     weft_cs_exit();
     free(net.held_head);
     free(net.held_tail);
-    free(net.dirty);
-    free(net.dirty_list);
     PMPI_Comm_free(&net.handle);
     memset(&net, 0, sizeof net);
 }

@@ -471,7 +471,8 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
  * Within a node every operation is complete on return. To other nodes, quiet
  * waits until every target confirmed our requests; fence needs nothing more
  * than a memory fence, because a target applies one origin's requests in
- * the order they were sent (shmem_net.c). Contexts share one completion
+ * the order they were sent (shmem_net.c), unless large puts/gets went by
+ * libfabric RMA (weft_shmem_net_fence). Contexts share one completion
  * domain: quiet on any context completes them all. */
 void shmem_quiet(void)
 {
@@ -483,6 +484,9 @@ void shmem_quiet(void)
 void shmem_fence(void)
 {
     weft_shmem_check_init("shmem_fence");
+    if (weft_shmem.net) {
+        weft_shmem_net_fence();
+    }
     weft_full_fence();
 }
 
@@ -496,6 +500,9 @@ void shmem_ctx_quiet(shmem_ctx_t ctx)
 void shmem_ctx_fence(shmem_ctx_t ctx)
 {
     weft_shmem_ctx_check("shmem_ctx_fence", ctx);
+    if (weft_shmem.net) {
+        weft_shmem_net_fence();
+    }
     weft_full_fence();
 }
 
