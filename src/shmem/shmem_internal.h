@@ -24,9 +24,10 @@ struct weft_shmem_team {
 };
 
 /* A context: its own ordering/completion domain. Within a node every
- * operation is complete when it returns, so a context needs no queue of its
- * own; it carries the team whose PE numbering its operations use and the
- * creation options (SHMEM_CTX_PRIVATE binds it to the creating thread). */
+ * operation is complete when it returns, and across nodes all contexts
+ * share one completion state, so a context needs no queue of its own; it
+ * carries the team whose PE numbering its operations use and the creation
+ * options (SHMEM_CTX_PRIVATE binds it to the creating thread). */
 struct weft_shmem_ctx {
     unsigned magic; /* WEFT_SHMEM_CTX_MAGIC while alive: catches destroyed or stray handles */
     long options;

@@ -101,9 +101,15 @@ struct rma_seg {
     void     *mr;
     uint64_t *key, *addr; /* per PE: what names its byte 0 of the segment */
 };
+/* Copy of a small blocking put's source, freed once nothing is in flight. */
+struct rma_stage {
+    struct rma_stage *next;
+    char              data[];
+};
 static struct {
-    bool             on;
-    bool             fenced; /* a fence since the last operation */
+    bool              on;
+    bool              fenced; /* a fence since the last operation */
+    struct rma_stage *staged;
     size_t           min;
     struct rma_seg   seg[2]; /* WEFT_SHMEM_SEG_HEAP, _DATA */
     weft_rma_count_t cnt;
@@ -441,6 +447,15 @@ static void where_to_hdr(net_hdr_t *h, const struct weft_shmem_where *w)
     h->off = w->off;
 }
 
+static void rma_release_staged(void)
+{
+    while (rma.cnt.pending == 0 && rma.staged) {
+        struct rma_stage *st = rma.staged;
+        rma.staged = st->next;
+        free(st);
+    }
+}
+
 static void rma_wait_below(int limit)
 {
     weft_wait_t w = {0};
@@ -452,6 +467,7 @@ static void rma_wait_below(int limit)
     if (rma.cnt.failed) {
         net_abort("a put or get by libfabric RMA failed");
     }
+    rma_release_staged();
 }
 
 static void quiet_locked(void)
@@ -485,6 +501,7 @@ static void rma_move(const struct weft_shmem_where *w, char *local, size_t bytes
     const struct rma_seg *sg = &rma.seg[w->seg];
     uint64_t raddr = sg->addr[w->pe] + w->off, key = sg->key[w->pe];
     size_t max = weft_dev.netmod->max_rma();
+    rma_release_staged();
     while (bytes > 0) {
         size_t n = bytes < max ? bytes : max;
         weft_status_t st = put ? weft_dev.netmod->rma_put(w->pe, local, n, raddr, key, &rma.cnt)
@@ -527,8 +544,18 @@ void weft_shmem_net_put(const char *call, const struct weft_shmem_where *w, cons
     weft_cs_enter();
     if (!signal && by_rma(w, bytes, contiguous)) {
         order_after_fence(true);
-        rma_move(w, (char *)src, bytes, true);
-        if (!nbi) {
+        struct rma_stage *st = NULL;
+        if (!nbi && bytes <= INLINE_MAX) { /* a copy: src is the caller's again at once */
+            if (!(st = malloc(sizeof *st + bytes))) {
+                net_abort("out of memory");
+            }
+            memcpy(st->data, src, bytes);
+        }
+        rma_move(w, st ? st->data : (char *)src, bytes, true);
+        if (st) { /* listed only now: rma_move frees the list when nothing is in flight */
+            st->next = rma.staged;
+            rma.staged = st;
+        } else if (!nbi) {
             rma_wait_below(0); /* src is the caller's again once the data is delivered */
         }
         weft_cs_exit();
@@ -644,7 +671,9 @@ void weft_shmem_net_quiet(void)
 
 void weft_shmem_net_fence(void)
 {
+    weft_cs_enter();
     rma.fenced = rma.on; /* without RMA, arrival order per origin is the order */
+    weft_cs_exit();
 }
 
 void weft_shmem_net_progress(void)
