@@ -57,8 +57,8 @@ void weft_shmem_backoff(unsigned *spins)
     }
 }
 
-void *weft_shmem_locate(const char *call, const void *addr, size_t bytes, int pe,
-                        struct weft_shmem_where *where)
+void *weft_shmem_locate_slow(const char *call, const void *addr, size_t bytes, int pe,
+                             struct weft_shmem_where *where)
 {
     weft_shmem_check_init(call);
     if (pe < 0 || pe >= weft_shmem.n_pes) {

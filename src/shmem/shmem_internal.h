@@ -64,8 +64,22 @@ struct weft_shmem_where {
  * when pe is on this node (mapped here); NULL when pe is on another node,
  * and *where (if not NULL) then says how to reach it. Aborts naming call when
  * addr..addr+bytes is not symmetric or pe is out of range. */
-void *weft_shmem_locate(const char *call, const void *addr, size_t bytes, int pe,
-                        struct weft_shmem_where *where);
+void *weft_shmem_locate_slow(const char *call, const void *addr, size_t bytes, int pe,
+                             struct weft_shmem_where *where);
+static inline __attribute__((always_inline)) void *weft_shmem_locate(const char *call, const void *addr, size_t bytes, int pe,
+                                      struct weft_shmem_where *where)
+{
+    /* inline fast path: a heap object of a PE on this node */
+    if (__builtin_expect(weft_shmem.initialized && (unsigned)pe < (unsigned)weft_shmem.n_pes, 1)) {
+        const char *base = weft_shmem.heap_base[weft_shmem.my_pe], *p = addr;
+        char *peer = weft_shmem.heap_base[pe];
+        if (peer && p >= base && bytes <= weft_shmem.heap_size &&
+            (size_t)(p - base) <= weft_shmem.heap_size - bytes) {
+            return peer + (p - base);
+        }
+    }
+    return weft_shmem_locate_slow(call, addr, bytes, pe, where);
+}
 static inline void *weft_shmem_remote(const char *call, const void *addr, size_t bytes, int pe)
 {
     return weft_shmem_locate(call, addr, bytes, pe, NULL);
@@ -97,7 +111,7 @@ void weft_shmem_backoff(unsigned *spins);
 int weft_shmem_ctx_pe(const char *call, shmem_ctx_t ctx, int pe);
 void weft_shmem_ctx_check(const char *call, shmem_ctx_t ctx);
 
-static inline void *weft_shmem_locate_ctx(const char *call, shmem_ctx_t ctx, const void *addr, size_t bytes,
+static inline __attribute__((always_inline)) void *weft_shmem_locate_ctx(const char *call, shmem_ctx_t ctx, const void *addr, size_t bytes,
                                           int pe, struct weft_shmem_where *where)
 {
     if (ctx != &weft_shmem_ctx_default) {
