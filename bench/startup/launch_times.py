@@ -7,6 +7,7 @@ mean time ranks spend in MPI_Init (weft-bench init).
   launch_times.py [--prefix install] [--sizes 2,4,8,16,32,64] [--reps 5]
                   [--stacks weft,mpich,openmpi,hydra+weft,prterun+weft]
                   [--hosts h1:16,h2:16] [--weft-args "-iface br0"] [--env NAME=VALUE ...]
+                  [--json out.json]   (then: weft-bench plot out.json -o startup.png)
   (bench/startup/netns_startup.sh runs it over network-namespace hosts)
 
 Stacks (a launcher with the library it starts):
@@ -24,6 +25,7 @@ reported and left out. Prints a markdown table, with the ratio of Weft's
 wall time to the fastest other full stack (mpich, openmpi) per N.
 """
 import argparse
+import json
 import os
 import re
 import statistics
@@ -92,7 +94,9 @@ def main():
     ap.add_argument("--hosts", default="", help="weft only: -hosts list (e.g. namespaces)")
     ap.add_argument("--weft-args", default="", help="more arguments for Weft's mpirun")
     ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--json", help="also write the medians as weft-bench records (for plot)")
     a = ap.parse_args()
+    records = []
     prefix = os.path.abspath(a.prefix)
     found = {}
     for name, s in stacks(a, prefix).items():
@@ -121,10 +125,17 @@ def main():
                 continue
             wall[name] = statistics.median(walls)
             cells += [f"{wall[name] * 1000:.0f}", f"{statistics.median(inits):.1f}"]
+            for bench, ms in (("startup: mpirun -n N hello, wall", wall[name] * 1000),
+                              ("startup: time in MPI_Init", statistics.median(inits))):
+                records.append({"benchmark": bench, "side": name, "size": n, "ms": ms,
+                                "x_label": "ranks (N)"})
         others = [wall[k] for k in ("mpich", "openmpi") if k in wall]
         if "weft" in found:
             cells.append(f"{wall['weft'] / min(others):.2f}" if "weft" in wall and others else "-")
         print(f"| {n} | " + " | ".join(cells) + " |", flush=True)
+        if a.json:  # rewritten after every N: a partial run still plots
+            with open(a.json, "w") as f:
+                json.dump({"records": records}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,8 @@ struct weft_comm {
     int                     owns_context; /* context id came from the allocator */
     int                     freed;        /* MPI_Comm_free called (handle gone) */
     uint32_t                idup_seq;     /* MPI_Comm_idup calls on it (comm_idup.c) */
+    int                     any_source_outlives_losses; /* internal service comms: a lost
+                                             member does not fail ANY_SOURCE receives */
     const void             *session;      /* MPI session it derives from, or NULL
                                              (compared only: buffered-send lookup) */
     uint64_t                pvar_msgs_sent, pvar_bytes_sent; /* MPI_T, core/mpit/pvars.def */

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <hwloc.h>
 
+#include "util/hwloc_init.h"
+
 static size_t first_cache(hwloc_topology_t topo, hwloc_obj_type_t type)
 {
     hwloc_obj_t o = hwloc_get_obj_by_type(topo, type, 0);
@@ -25,9 +27,7 @@ hwloc_topology_t weft_hw_topology(void)
     hwloc_topology_t t;
 
     pthread_mutex_lock(&topology_lock);
-    if (topology == NULL && hwloc_topology_init(&t) == 0) {
-        hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
-        hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
+    if (topology == NULL && weft_hwloc_topology_init(&t) == 0) {
         if (hwloc_topology_load(t) == 0) {
             topology = t;
         } else {

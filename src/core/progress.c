@@ -27,6 +27,7 @@ static struct {
     int      policy;
     unsigned spin_limit;
     int      shm_up;
+    unsigned idle_polls; /* polls that found nothing, for the lost-peer check */
 } progress;
 
 int weft_progress_module_init(void)
@@ -78,7 +79,13 @@ int weft_progress_poll(void)
     int events = weft_shm_poll();
 
     events += weft_pt2pt_progress();
-    return events + weft_progress_hooks_run();
+    events += weft_progress_hooks_run();
+    /* MPI_Test loops never wait: look for lost peers here too, on idle
+     * polls only, so a poll that found a message pays nothing. */
+    if (events == 0 && (++progress.idle_polls & 255) == 0) {
+        weft_dev_watch_peers();
+    }
+    return events;
 }
 
 /* What to sleep on, decided under the big lock (the netmod's trywait and

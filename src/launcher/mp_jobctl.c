@@ -133,6 +133,16 @@ void mp_rank_exit(int p, int rank, int status, const char *info)
     if (first >= 0) {
         mp.exit_code = first;
     }
+    /* The others go on: tell every host, so ranks there that never talked
+     * to this one (no keepalive) fail what needs it instead of waiting. */
+    if (mp.no_auto_cleanup && !mp.killed && !fin) {
+        for (int q = 0; q < mp.nproxies; q++) {
+            mp_proxy_t *px = &mp.proxies[q];
+            if (!px->done && px->ctl.fd >= 0) {
+                weft_ctl_send(&px->ctl, WEFT_CTL_RANK_LOST, rank, 0, NULL, 0);
+            }
+        }
+    }
 }
 
 /* Failed before any rank started: closing the connections ends the proxies. */

@@ -18,6 +18,7 @@
 #include "common/listener.h"
 #include "common/pmi_server.h"
 #include "common/tree.h"
+#include "pmi/pmi_shm.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -592,7 +593,8 @@ static void px_dispatch(const weft_ctl_hdr_t *hdr, const char *payload)
         return;
     }
     if (hdr->type == WEFT_CTL_GO || hdr->type == WEFT_CTL_SIGNAL ||
-        hdr->type == WEFT_CTL_FENCE_OUT || hdr->type == WEFT_CTL_PING) {
+        hdr->type == WEFT_CTL_FENCE_OUT || hdr->type == WEFT_CTL_PING ||
+        hdr->type == WEFT_CTL_RANK_LOST) {
         for (int k = 0; k < tree.nkids; k++) {
             if (tree.kids[k].connected && !tree.kids[k].done) {
                 weft_ctl_send(&tree.kids[k].ctl, (int)hdr->type, hdr->a0, hdr->a1, payload,
@@ -702,6 +704,10 @@ static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload)
         snprintf(px_shm_prefix, sizeof(px_shm_prefix), "/weft-%s-pmikv%d", px.job.jobid,
                  (int)getpid());
         px.srv.shm_prefix = px_shm_prefix;
+        if (weft_pmi_lost_create(px_shm_prefix, px.job.size) != 0) {
+            px_log("cannot create the list of lost ranks (%s): ranks on this host learn of "
+                   "deaths elsewhere only by their network keepalives", strerror(errno));
+        }
         if (weft_binding_plan(&px.job.bind, px.job.nlocal, &px.plan, err, sizeof(err)) != 0) {
             px_send(WEFT_CTL_READY, -1, 0, err, strlen(err));
             return;
@@ -734,6 +740,9 @@ static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload)
         break;
     case WEFT_CTL_SIGNAL:
         px_signal_all(hdr->a0);
+        break;
+    case WEFT_CTL_RANK_LOST:
+        weft_pmi_lost_add(hdr->a0);
         break;
     case WEFT_CTL_PING:
         break; /* heard_ms is updated on every read */
@@ -1074,6 +1083,7 @@ int main(int argc, char **argv)
         }
     }
 
+    weft_pmi_lost_close();
     px_cleanup_shm();
     px_send(WEFT_CTL_DONE, 0, 0, NULL, 0);
     weft_ctl_flush_wait(&px.ctl, 5000);

@@ -41,4 +41,30 @@ void weft_pmi_shm_attach(uint32_t fence);
 const char *weft_pmi_shm_lookup(const char *key);
 void        weft_pmi_shm_detach(void);
 
+/* Ranks the launcher saw end without finalizing while the job goes on
+ * (mpiexec -disable-auto-cleanup), so a survivor learns of a death on
+ * another host even when it never exchanged a message with the dead rank
+ * (no keepalive runs there). weft-proxy keeps "<prefix>.lost": a header,
+ * then job ranks in the order mpiexec reported them; count is stored with
+ * release after the rank it covers. */
+#define WEFT_PMI_LOST_MAGIC 0x57504c53u /* "WPLS" */
+
+typedef struct {
+    uint32_t magic;
+    uint32_t capacity; /* ranks the list holds: the job's size */
+    uint32_t count;    /* ranks reported so far */
+    uint32_t pad;
+} weft_pmi_lost_hdr_t;
+
+/* Writer (weft-proxy): create the list for a job of size ranks before the
+ * ranks start; add a reported rank (each at most once). 0, or -1 with errno. */
+int  weft_pmi_lost_create(const char *prefix, int size);
+void weft_pmi_lost_add(int rank);
+void weft_pmi_lost_close(void); /* the writer also removes the list */
+
+/* Reader (rank): calls fn for every rank reported since the last call.
+ * Maps the list on first use; without one (no weft-proxy, or
+ * WEFT_PMI_SHM=0) it does nothing. */
+void weft_pmi_lost_poll(void (*fn)(int rank));
+
 #endif

@@ -24,6 +24,7 @@
 #include "api_impl.h"
 #include "core/comm.h"
 #include "core/datatype.h"
+#include "core/dev/peer.h"
 #include "core/errors.h"
 #include "core/op.h"
 #include "core/pt2pt.h"
@@ -63,6 +64,7 @@ static weft_win_t   *am_windows;  /* windows served by the hook */
 static am_pending_t *am_payloads; /* headers waiting for their payload */
 static am_send_t    *am_sends;    /* replies in flight */
 static int           am_in_hook, am_hook_registered;
+static int           am_losses_seen; /* weft_dev.nfailed when the hook last looked */
 
 static weft_datatype_t *byte_type(void)
 {
@@ -127,11 +129,44 @@ static void grant_waiters(weft_win_t *win)
         if (excl ? win->am_lock != 0 : (win->am_lock & RMA_LOCK_WRITER) != 0) {
             return;
         }
-        win->am_lock = excl ? RMA_LOCK_WRITER : win->am_lock + 1;
+        win->am_lock    = excl ? RMA_LOCK_WRITER : win->am_lock + 1;
+        win->am_held[o] = excl ? 2 : 1;
         memmove(win->am_waiters, win->am_waiters + 1,
                 sizeof(win->am_waiters[0]) * (size_t)--win->am_waiters_n);
         send_reply(win, o, MPI_SUCCESS, NULL, 0);
     }
+}
+
+static void release_lock_of(weft_win_t *win, int origin)
+{
+    if (win->am_held[origin] == 2) {
+        win->am_lock = 0;
+    } else if (win->am_held[origin] == 1 && win->am_lock > 0 && !(win->am_lock & RMA_LOCK_WRITER)) {
+        win->am_lock--;
+    }
+    win->am_held[origin] = 0;
+}
+
+/* A lost origin never unlocks: drop its lock and its queued requests, so
+ * the survivors' lock requests are granted (their other waits on it fail
+ * in point-to-point). */
+static void forget_lost_origins(weft_win_t *win)
+{
+    for (int r = 0; r < win->size; r++) {
+        if (!weft_peer(win->comm->peer_world[r])->failed) {
+            continue;
+        }
+        release_lock_of(win, r);
+        for (int i = 0; i < win->am_waiters_n;) {
+            if (win->am_waiters[i].origin == r) {
+                memmove(win->am_waiters + i, win->am_waiters + i + 1,
+                        sizeof(win->am_waiters[0]) * (size_t)(--win->am_waiters_n - i));
+            } else {
+                i++;
+            }
+        }
+    }
+    grant_waiters(win);
 }
 
 static void handle(weft_win_t *win, int src, const rma_am_hdr_t *h, char *payload)
@@ -154,11 +189,7 @@ static void handle(weft_win_t *win, int src, const rma_am_hdr_t *h, char *payloa
         return;
     }
     if (h->kind == AM_UNLOCK) {
-        if (h->op) {
-            win->am_lock = 0;
-        } else if (win->am_lock > 0 && !(win->am_lock & RMA_LOCK_WRITER)) {
-            win->am_lock--;
-        }
+        release_lock_of(win, src);
         send_reply(win, src, MPI_SUCCESS, NULL, 0);
         grant_waiters(win);
         return;
@@ -217,8 +248,15 @@ static int serve(weft_win_t *win)
     int          events = 0;
 
     while (win->am_hdr_req != NULL && weft_request_is_complete(win->am_hdr_req)) {
-        weft_request_wait(win->am_hdr_req, &st);
+        int failed = weft_request_wait(win->am_hdr_req, &st) != MPI_SUCCESS;
         win->am_hdr_req = NULL;
+        if (failed) { /* an ANY_SOURCE receive fails when a member is lost: no request came */
+            if (post_header_recv(win) != MPI_SUCCESS) {
+                weft_runtime_abort(MPI_ERR_INTERN, "RMA: cannot post a request receive");
+            }
+            events++;
+            continue;
+        }
         memcpy(&h, win->am_hdr_buf, sizeof(h));
         events++;
         if (h.payload > 0) {
@@ -253,8 +291,13 @@ static int am_progress(void)
         return 0;
     }
     am_in_hook = 1;
+    int new_losses = weft_dev.nfailed != am_losses_seen;
+    am_losses_seen = weft_dev.nfailed;
     for (weft_win_t *w = am_windows; w != NULL; w = w->am_next) {
         events += serve(w);
+        if (new_losses) {
+            forget_lost_origins(w);
+        }
     }
     for (am_pending_t **pp = &am_payloads; *pp != NULL;) {
         am_pending_t *p = *pp;
@@ -289,7 +332,8 @@ int rma_am_win_init(weft_win_t *win)
     int rc;
 
     win->am_waiters = calloc((size_t)win->size, sizeof(win->am_waiters[0]));
-    if (win->am_waiters == NULL) {
+    win->am_held    = calloc((size_t)win->size, 1);
+    if (win->am_waiters == NULL || win->am_held == NULL) {
         return weft_error(MPI_ERR_NO_MEM, "no memory for a window");
     }
     if ((rc = post_header_recv(win)) != MPI_SUCCESS) {
@@ -324,6 +368,8 @@ void rma_am_win_fini(weft_win_t *win)
     }
     free(win->am_waiters);
     win->am_waiters = NULL;
+    free(win->am_held);
+    win->am_held = NULL;
 }
 
 /* ---- origin side ------------------------------------------------------------------- */

@@ -109,6 +109,7 @@ struct weft_win {
     weft_request_t   *am_hdr_req;  /* posted receive for the next request */
     uint32_t          am_lock;     /* this rank's lock: RMA_LOCK_WRITER or readers */
     struct { int origin, excl; } *am_waiters; /* queued lock requests, FIFO */
+    unsigned char    *am_held;     /* per origin: 0, 1 shared, 2 exclusive lock held here */
     int               am_waiters_n;
     weft_request_t  **am_done_reqs; /* PSCW: completes expected by MPI_Win_wait */
     int               am_sink;
@@ -124,7 +125,10 @@ struct weft_win {
 
 /* rma_win.c */
 int  rma_allgather(weft_win_t *win, const void *mine, size_t len, void *all);
-void rma_barrier(weft_win_t *win);
+int  rma_barrier(weft_win_t *win);
+/* rma_sync.c: the first lost member of win's communicator (its rank there),
+ * or -1; waits that a lost process would have to end give up then. */
+int  rma_lost_member(const weft_win_t *win);
 int  rma_ranks_of_group(weft_win_t *win, const weft_group_t *group, int **ranks_p);
 
 /* rma_sync.c: may an operation target `rank` now? MPI_SUCCESS or
@@ -159,7 +163,9 @@ int  rma_am_barrier(weft_win_t *win);
  * synchronisation. win_init is collective (sets win->net; an error only
  * when WEFT_RMA_NET=native cannot be honoured). */
 int  rma_net_win_init(weft_win_t *win);
-void rma_net_win_fini(weft_win_t *win);
+/* Returns 1 when operations to a lost target are still outstanding: the
+ * window object must then not be reused (their completions count into it). */
+int  rma_net_win_fini(weft_win_t *win);
 /* Wait until every put/get of this process on win completed (the sync
  * calls: flush, unlock, fence, complete, free; R-forms at once). */
 int  rma_net_quiet(weft_win_t *win);

@@ -50,7 +50,7 @@ typedef struct {
                         the provider addresses registrations by offset) */
 } net_info_t;
 
-static void wait_below(weft_rma_count_t *cnt, int limit);
+static int wait_below(weft_win_t *win, int limit);
 
 /* Why this rank cannot use RMA for the window, or NULL. */
 static const char *no_reason(const weft_win_t *win)
@@ -135,7 +135,10 @@ int rma_net_quiet(weft_win_t *win)
     if (!win->net) {
         return MPI_SUCCESS;
     }
-    wait_below(&win->net_cnt, 0);
+    int rc = wait_below(win, 0);
+    if (rc != MPI_SUCCESS) {
+        return rc; /* staged data stays: the provider may still read it */
+    }
     while (win->net_staged != NULL) {
         struct rma_net_stage *s = win->net_staged;
         win->net_staged         = s->next;
@@ -146,9 +149,12 @@ int rma_net_quiet(weft_win_t *win)
     return failed ? weft_error(MPI_ERR_OTHER, "a put or get over the network failed") : MPI_SUCCESS;
 }
 
-void rma_net_win_fini(weft_win_t *win)
+int rma_net_win_fini(weft_win_t *win)
 {
+    int orphans;
+
     rma_net_quiet(win);
+    orphans = win->net_cnt.pending > 0;
     if (win->net_mr != NULL) {
         weft_dev.netmod->mem_deregister(win->net_mr);
         win->net_mr = NULL;
@@ -158,33 +164,50 @@ void rma_net_win_fini(weft_win_t *win)
     win->net_key  = NULL;
     win->net_addr = NULL;
     win->net      = 0;
+    return orphans;
 }
 
-static void wait_below(weft_rma_count_t *cnt, int limit)
+/* Wait until at most limit operations are in flight. A lost member of the
+ * window fails the wait: a dead target never completes what was issued to
+ * it (ofi_rxm keeps retrying its connection), and we cannot tell which
+ * pending operation was its. */
+static int wait_below(weft_win_t *win, int limit)
 {
     weft_wait_t w = {0};
 
-    while (cnt->pending > limit) {
+    while (win->net_cnt.pending > limit) {
         if (weft_progress_poll() == 0) {
+            int lost = rma_lost_member(win);
+            if (lost >= 0) {
+                return weft_dev_lost_error(win->comm->peer_world[lost], lost);
+            }
             weft_wait_step(&w);
         }
     }
+    return MPI_SUCCESS;
 }
 
 /* Move len bytes between local and the target's (raddr, key), in pieces of
- * at most max_rma. */
-static int issue(int world, char *local, size_t len, uint64_t raddr, uint64_t key,
-                 weft_rma_count_t *cnt, int put)
+ * at most max_rma. 0, -1 when the netmod refused, or an MPI error code (a
+ * lost member: no wait for room lasts forever). */
+static int issue(weft_win_t *win, int world, char *local, size_t len, uint64_t raddr,
+                 uint64_t key, int put)
 {
-    size_t max = weft_dev.netmod->max_rma();
+    weft_rma_count_t *cnt = &win->net_cnt;
+    size_t            max = weft_dev.netmod->max_rma();
+    weft_wait_t       w   = {0};
+    int               rc;
 
     while (len > 0) {
         size_t        n  = len < max ? len : max;
         weft_status_t st = put ? weft_dev.netmod->rma_put(world, local, n, raddr, key, cnt)
                                : weft_dev.netmod->rma_get(world, local, n, raddr, key, cnt);
         if (st == WEFT_AGAIN) {
-            weft_wait_t w = {0};
             if (weft_progress_poll() == 0) {
+                int lost = rma_lost_member(win);
+                if (lost >= 0) {
+                    return weft_dev_lost_error(win->comm->peer_world[lost], lost);
+                }
                 weft_wait_step(&w);
             }
             continue;
@@ -195,8 +218,9 @@ static int issue(int world, char *local, size_t len, uint64_t raddr, uint64_t ke
         local += n;
         raddr += n;
         len -= n;
-        if (cnt->pending >= RMA_NET_INFLIGHT) {
-            wait_below(cnt, RMA_NET_INFLIGHT / 2);
+        if (cnt->pending >= RMA_NET_INFLIGHT &&
+            (rc = wait_below(win, RMA_NET_INFLIGHT / 2)) != MPI_SUCCESS) {
+            return rc;
         }
     }
     return 0;
@@ -207,13 +231,12 @@ static int issue(int world, char *local, size_t len, uint64_t raddr, uint64_t ke
 static int transfer(weft_win_t *win, int target, MPI_Aint base_off, char *local,
                     MPI_Count nbytes, MPI_Count tcount, const weft_datatype_t *tdt, int put)
 {
-    weft_rma_count_t *cnt   = &win->net_cnt;
     int               world = win->comm->peer_world[target], bad = 0;
     uint64_t         key = win->net_key[target], base = win->net_addr[target];
 
     if (tdt->is_contig) {
-        bad = issue(world, local, (size_t)nbytes, base + (uint64_t)(base_off + tdt->true_lb), key,
-                    cnt, put);
+        bad = issue(win, world, local, (size_t)nbytes, base + (uint64_t)(base_off + tdt->true_lb),
+                    key, put);
     } else {
         struct iovec iov[RMA_NET_IOV];
         MPI_Count    off = 0;
@@ -225,11 +248,14 @@ static int transfer(weft_win_t *win, int target, MPI_Aint base_off, char *local,
                 break;
             }
             for (int i = 0, at = 0; i < k && !bad; at += (int)iov[i].iov_len, i++) {
-                bad = issue(world, local + off + at, iov[i].iov_len,
-                            base + (uint64_t)(uintptr_t)iov[i].iov_base, key, cnt, put);
+                bad = issue(win, world, local + off + at, iov[i].iov_len,
+                            base + (uint64_t)(uintptr_t)iov[i].iov_base, key, put);
             }
             off += covered;
         }
+    }
+    if (bad > 0) {
+        return bad; /* a lost member, already described */
     }
     if (bad) {
         return weft_error(MPI_ERR_OTHER, "%s rank %d's window memory over the network failed",

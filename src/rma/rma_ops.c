@@ -16,6 +16,8 @@
 #endif
 
 #include "api_impl.h"
+#include "core/comm.h"
+#include "core/dev/peer.h"
 #include "core/datatype.h"
 #include "core/errors.h"
 #include "core/mpit/pvar.h"
@@ -73,6 +75,9 @@ static int resolve(weft_win_t *win, int rank, MPI_Aint disp, MPI_Count count, we
     }
     if ((rc = rma_check_epoch(win, rank, what)) != MPI_SUCCESS) {
         return rc;
+    }
+    if (weft_dev.nfailed && weft_peer(win->comm->peer_world[rank])->failed) {
+        return weft_dev_lost_error(win->comm->peer_world[rank], rank);
     }
     t        = &win->targets[rank];
     d->win   = win;

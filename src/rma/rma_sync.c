@@ -12,19 +12,40 @@
 #include <string.h>
 
 #include "api_impl.h"
+#include "core/comm.h"
+#include "core/dev/peer.h"
 #include "core/errors.h"
 #include "core/group.h"
 #include "core/progress.h"
 #include "rma_internal.h"
 #include "util/fence.h"
 
+int rma_lost_member(const weft_win_t *win)
+{
+    if (weft_dev.nfailed == 0) {
+        return -1;
+    }
+    for (int r = 0; r < win->comm->size; r++) {
+        if (weft_peer(win->comm->peer_world[r])->failed) {
+            return r;
+        }
+    }
+    return -1;
+}
+
 /* Wait until cond holds, progressing other traffic; the wait policy
- * decides when to yield (ranks are oversubscribed). */
-#define RMA_WAIT_UNTIL(_cond)                                                               \
+ * decides when to yield (ranks are oversubscribed). A lost member fails the
+ * wait (returns from the caller): a dead process never posts, completes,
+ * unlocks or reaches a barrier, and we cannot tell which one we wait for. */
+#define RMA_WAIT_UNTIL(_win, _cond)                                                         \
     do {                                                                                    \
         weft_wait_t _w = {0};                                                               \
         while (!(_cond)) {                                                                  \
             if (weft_progress_poll() == 0) {                                                \
+                int _lost = rma_lost_member(_win);                                              \
+                if (_lost >= 0) {                                                           \
+                    return weft_dev_lost_error((_win)->comm->peer_world[_lost], _lost);     \
+                }                                                                           \
                 weft_wait_step(&_w);                                                        \
             }                                                                               \
         }                                                                                   \
@@ -58,7 +79,7 @@ void rma_spin_unlock(uint32_t *word)
 }
 
 /* Node barrier over the control segment (all window ranks share it). */
-void rma_barrier(weft_win_t *win)
+int rma_barrier(weft_win_t *win)
 {
     rma_seg_hdr_t *h   = win->hdr_ctl;
     uint32_t       gen = load_acq(&h->bar_gen);
@@ -66,9 +87,10 @@ void rma_barrier(weft_win_t *win)
     if (__atomic_add_fetch(&h->bar_count, 1u, __ATOMIC_ACQ_REL) == (uint32_t)win->size) {
         __atomic_store_n(&h->bar_count, 0u, __ATOMIC_RELAXED);
         __atomic_add_fetch(&h->bar_gen, 1u, __ATOMIC_RELEASE);
-        return;
+        return MPI_SUCCESS;
     }
-    RMA_WAIT_UNTIL(load_acq(&h->bar_gen) != gen);
+    RMA_WAIT_UNTIL(win, load_acq(&h->bar_gen) != gen);
+    return MPI_SUCCESS;
 }
 
 static int in_list(const int *ranks, int n, int r)
@@ -124,8 +146,8 @@ int weft_win_fence_impl(int assert, weft_win_t *win)
         if ((rc = rma_am_barrier(win)) != MPI_SUCCESS) {
             return rc;
         }
-    } else {
-        rma_barrier(win);
+    } else if ((rc = rma_barrier(win)) != MPI_SUCCESS) {
+        return rc;
     }
     win->fence_open = !(assert & MPI_MODE_NOSUCCEED);
     return MPI_SUCCESS;
@@ -186,7 +208,7 @@ int weft_win_start_impl(weft_group_t *group, int assert, weft_win_t *win)
         int       t = ranks[i];
         uint32_t *p = &win->posted[(size_t)t * (size_t)win->size + (size_t)win->rank];
         uint32_t  want = win->started[t] + 1;
-        RMA_WAIT_UNTIL((int32_t)(load_acq(p) - want) >= 0);
+        RMA_WAIT_UNTIL(win, (int32_t)(load_acq(p) - want) >= 0);
         win->started[t] = want;
     }
     win->fence_open  = 0;
@@ -252,7 +274,7 @@ int weft_win_wait_impl(weft_win_t *win)
     if (win->am) {
         rma_am_wait(win, win->npost, 1);
     } else {
-        RMA_WAIT_UNTIL(all_completed(win));
+        RMA_WAIT_UNTIL(win, all_completed(win));
     }
     end_exposure(win);
     return MPI_SUCCESS;
@@ -327,7 +349,7 @@ int weft_win_lock_impl(int lock_type, int rank, int assert, weft_win_t *win)
         }
     } else if (!(assert & MPI_MODE_NOCHECK)) {
         uint32_t *word = &win->ctl[rank].lock;
-        RMA_WAIT_UNTIL(try_lock(word, excl));
+        RMA_WAIT_UNTIL(win, try_lock(word, excl));
     }
     win->lock_held[rank]    = excl ? RMA_LOCK_HELD_EXCLUSIVE : RMA_LOCK_HELD_SHARED;
     win->lock_nocheck[rank] = (assert & MPI_MODE_NOCHECK) != 0;
@@ -389,7 +411,7 @@ int weft_win_lock_all_impl(int assert, weft_win_t *win)
                     return rc;
                 }
             } else {
-                RMA_WAIT_UNTIL(try_lock(word, 0));
+                RMA_WAIT_UNTIL(win, try_lock(word, 0));
             }
         }
     }

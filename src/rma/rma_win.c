@@ -264,10 +264,12 @@ static int cma_probe(const rank_info_t *infos, int n, int me)
 
 static void win_destroy(weft_win_t *win)
 {
+    int orphans;
+
     if (win->am_waiters) {
         rma_am_win_fini(win);
     }
-    rma_net_win_fini(win);
+    orphans = rma_net_win_fini(win);
     if (win->seg) {
         munmap(win->seg, win->seg_bytes);
     }
@@ -290,6 +292,12 @@ static void win_destroy(weft_win_t *win)
     free(win->completed);
     free(win->start_ranks);
     free(win->post_ranks);
+    if (orphans) {
+        /* Operations to a lost target never completed; a late completion
+         * still counts into win->net_cnt, so the object is not reused. */
+        win->hdr.magic = WEFT_MAGIC_FREED;
+        return;
+    }
     weft_objpool_free(&win_pool, win);
 }
 
@@ -327,6 +335,9 @@ static int win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit,
         win->comm = NULL;
         goto fail;
     }
+    /* its only ANY_SOURCE receive is the active-message service's, which
+     * must go on serving the survivors when a member is lost */
+    win->comm->any_source_outlives_losses = 1;
     win->group = win->comm->group;
     weft_group_retain(win->group);
     win->rank = win->comm->rank;

@@ -71,6 +71,8 @@ typedef struct {
     const unsigned char        *uses_netmod;
     const char                 *provider;   /* "" = default order */
     size_t                      max_payload; /* largest AM payload core will send */
+    size_t                      eager_limit; /* largest payload core sends eagerly (a
+                                                provider's own eager size should fit it) */
     int                         want_rma;    /* FI_RMA for RGET: 0 no, 1 where it works well, 2 forced */
     int                         want_wait;   /* blocking waits: give the CQ a wait fd */
     /* An rma_read finished (err 0) or failed; cookie as passed to it. */

@@ -186,6 +186,30 @@ def test_mpi_spawn_across_hosts(launcher, hosts, clean):
     assert "No Errors" in p.stdout and "FAIL" not in p.stdout + p.stderr, p.stdout + p.stderr
 
 
+@pytest.mark.parametrize("nhosts,victim", [(2, 1), (3, 2), (3, 1)])
+def test_survivors_told_across_hosts(launcher, hosts, clean, nhosts, victim):
+    """-disable-auto-cleanup: one rank (alone on its host; (3, 1): the middle
+    host, whose proxy relays for the last one in the chain tree) dies while
+    the others poll MPI_Test on a receive from it. The network keepalive
+    timeout is set far beyond the program's 30 s limit, so only mpiexec's
+    report (through each host's proxy and its shared-memory list of lost
+    ranks) can fail those receives in time, and the survivors' finalize
+    fence must not wait for the dead rank (tests/mpi/fault_lost_peer.c)."""
+    prog = os.path.join(BUILD, "tests", "mpi", "fault_lost_peer")
+    if not os.path.exists(prog):
+        pytest.skip(f"{prog} not built")
+    p = run(launcher, ["-disable-auto-cleanup", "-genv", "FAULT_VICTIM", str(victim),
+                       "-hosts", hostlist(nhosts, 1), "-n", str(nhosts), prog, "poll"], clean,
+            timeout=120, extra={"WEFT_NETMOD_PEER_TIMEOUT": "600"})
+    out = p.stdout + p.stderr
+    assert p.returncode == 128 + 9, out
+    assert "FAIL" not in out, out
+    for r in range(nhosts):
+        if r != victim:
+            assert f"survivor {r} ok" in p.stdout, out
+    assert "reported by the launcher" in p.stderr, out
+
+
 @pytest.mark.parametrize("form", ["hydra", "rsh", "ppn", "few", "hosts", "slurm"])
 def test_hostfile_forms(launcher, hosts, clean, tmp_path, form):
     hf = tmp_path / "hosts"

@@ -64,6 +64,26 @@ def test_survivors_go_on_netmod(np_):
     check_survivors(np_, p, detail)
 
 
+@pytest.mark.parametrize("np_,mode,env", [
+    (2, "poll", None), (4, "poll", None), (2, "rma", None), (3, "rma", None),
+    (3, "rma", {"WEFT_USE_SHM_ONE_SIDED": "0"}), (4, "rma", {"WEFT_NETMOD_ONLY": "1"}),
+    (2, "rmaput", {"WEFT_USE_SHM_ONE_SIDED": "0"}),
+    (3, "rmaput", {"WEFT_NETMOD_ONLY": "1", "WEFT_TEST_HOST_BLOCK": "1", "WEFT_RMA_FAKE_PPN": "1",
+                   "WEFT_RMA_NET": "native"}),
+    (2, "rmaput", {"WEFT_NETMOD_ONLY": "1", "WEFT_TEST_HOST_BLOCK": "1", "WEFT_RMA_FAKE_PPN": "1",
+                   "WEFT_RMA_NET": "am"})])
+def test_polling_survivors_notice(np_, mode, env):
+    # poll: MPI_Test loops, no waits: the progress engine itself must notice
+    # the loss. rma: window waits (lock, fence, start) give up on it, on the
+    # shared-memory and the active-message paths.
+    p, detail = run(np_, mode, ["-disable-auto-cleanup"], env=env)
+    assert p.returncode == KILLED, detail
+    assert "FAIL" not in p.stdout + p.stderr, detail
+    for r in range(np_ - 1):
+        assert f"survivor {r} ok" in p.stdout, detail
+    assert f"lost contact with rank {np_ - 1} on host" in p.stderr, detail
+
+
 def test_netmod_notices_alone():
     # No pid watch: the netmod's keepalive timeout must find the dead rank.
     p, detail = run(3, "return", ["-disable-auto-cleanup"],
@@ -89,8 +109,9 @@ def test_default_launcher_ends_job_naming_rank():
     assert "survivor" not in p.stdout, detail
 
 
-def test_dead_child_fails_parent_receive():
-    p, detail = run(1, "spawn")
+@pytest.mark.parametrize("mode", ["spawn", "spawn-poll"])
+def test_dead_child_fails_parent_receive(mode):
+    p, detail = run(1, mode)
     assert p.returncode == 0, detail
     assert "parent ok" in p.stdout and "No Errors" in p.stdout, detail
     assert "FAIL" not in p.stdout + p.stderr, detail

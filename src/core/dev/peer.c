@@ -21,6 +21,7 @@
 #include "core/mpit/pvar.h"
 #include "core/progress.h"
 #include "core/runtime.h"
+#include "pmi/pmi_shm.h"
 #include "transport/shm/shm.h"
 #include "util/log.h"
 #include "util/tunables.h"
@@ -34,15 +35,13 @@ static unsigned char *uses_netmod;
 typedef struct {
     uint64_t uid, jobkey;
     int      job_rank, node;
-    int      watched; /* on this host: we look for its exit until it disconnects */
 } dyn_ident_t;
 
 static struct {
     uint64_t     uid, jobkey, hostkey;
-    unsigned     polls; /* progress calls since the last exit check */
-    uint64_t     checked_ns;
     dyn_ident_t *ident;
     size_t       max_payload; /* what the netmod was (or would be) started with */
+    size_t       eager_limit;
     int          want_rma;
     void       (*rma_done)(void *cookie, size_t len, int err);
     int        (*grow)(int nprocs);
@@ -88,11 +87,17 @@ static struct {
     int                 why_len;
     unsigned char      *done;      /* per process id: hooks have run */
     int                 done_len;
-    /* local peers watched by pidfd (or by kill(pid, 0) without pidfds) */
+    /* Processes on this host watched for their exit, by pidfd (or by
+     * kill(pid, 0) without pidfds): the job's local peers from init, and
+     * processes of other jobs from their bridge's attach until disconnect.
+     * fds[i] goes with watched[i]; a pid of 0 is not known yet (a bridge
+     * peer that has not attached), read again at each check. */
     struct pollfd      *fds;
-    int                *fd_world;
-    pid_t              *fd_pid;
-    int                 nfds;
+    struct {
+        int   id, shm_index;
+        pid_t pid;
+    }                  *watched;
+    int                 nwatched, watch_cap;
     int64_t             next_check_ms;
 } loss;
 
@@ -199,28 +204,80 @@ static int pidfd_open_of(pid_t pid)
 #endif
 }
 
+int weft_dev_watch_add(int id, int shm_index)
+{
+    if (loss.nwatched == loss.watch_cap) {
+        int   cap = loss.watch_cap ? 2 * loss.watch_cap : 8;
+        void *f   = realloc(loss.fds, sizeof(*loss.fds) * (size_t)cap);
+        if (f == NULL) {
+            return -1;
+        }
+        loss.fds = f;
+        void *w  = realloc(loss.watched, sizeof(*loss.watched) * (size_t)cap);
+        if (w == NULL) {
+            return -1;
+        }
+        loss.watched   = w;
+        loss.watch_cap = cap;
+    }
+    int i = loss.nwatched++;
+    loss.watched[i].id        = id;
+    loss.watched[i].shm_index = shm_index;
+    loss.watched[i].pid       = 0;
+    loss.fds[i].fd            = -1;
+    loss.fds[i].events        = POLLIN;
+    loss.fds[i].revents       = 0;
+    return 0;
+}
+
+void weft_dev_watch_remove(int id)
+{
+    for (int i = 0; i < loss.nwatched; i++) {
+        if (loss.watched[i].id == id) {
+            if (loss.fds[i].fd >= 0) {
+                close(loss.fds[i].fd);
+            }
+            loss.nwatched--;
+            loss.fds[i]     = loss.fds[loss.nwatched];
+            loss.watched[i] = loss.watched[loss.nwatched];
+            return;
+        }
+    }
+}
+
 void weft_dev_watch_init(void)
 {
     const weft_pmi_info_t *pmi = &weft_runtime.pmi;
-    int                    n   = pmi->local_size;
 
-    loss.fds      = calloc((size_t)n + 1, sizeof(*loss.fds));
-    loss.fd_world = calloc((size_t)n + 1, sizeof(int));
-    loss.fd_pid   = calloc((size_t)n + 1, sizeof(pid_t));
-    if (loss.fds == NULL || loss.fd_world == NULL || loss.fd_pid == NULL) {
-        return; /* unwatched: only the netmod and the launcher notice losses */
-    }
-    for (int i = 0; i < n; i++) {
-        int   w   = pmi->local_ranks[i];
-        pid_t pid = weft_shm_peer_pid(i);
-        if (w == pmi->rank || pid <= 0) {
-            continue;
+    for (int i = 0; i < pmi->local_size; i++) {
+        if (pmi->local_ranks[i] != pmi->rank && weft_dev_watch_add(pmi->local_ranks[i], i) != 0) {
+            return; /* unwatched: only the netmod and the launcher notice losses */
         }
-        loss.fds[loss.nfds].fd     = pidfd_open_of(pid); /* -1: poll skips it; kill() checks */
-        loss.fds[loss.nfds].events = POLLIN;
-        loss.fd_world[loss.nfds]   = w;
-        loss.fd_pid[loss.nfds]     = pid;
-        loss.nfds++;
+    }
+}
+
+/* Learn a watched process's pid once it is known: a process of another job
+ * writes its pid into the bridge when it attaches. Returns 0 while unknown. */
+static pid_t watched_pid(int i)
+{
+    if (loss.watched[i].pid == 0) {
+        pid_t pid = weft_shm_peer_pid(loss.watched[i].shm_index);
+        if (pid <= 0) {
+            return 0;
+        }
+        loss.watched[i].pid = pid;
+        loss.fds[i].fd      = pidfd_open_of(pid); /* -1: poll skips it; kill() checks */
+        if (loss.fds[i].fd < 0 && errno == ESRCH) {
+            loss.fds[i].revents = POLLHUP; /* gone already */
+        }
+    }
+    return loss.watched[i].pid;
+}
+
+static void launcher_reported(int rank)
+{
+    if (rank >= 0 && rank < weft_dev.size && rank != weft_dev.me) {
+        weft_dev_peer_lost(rank, "its process ended without finalizing (reported by the launcher)");
     }
 }
 
@@ -229,9 +286,6 @@ void weft_dev_watch_peers(void)
     struct timespec ts;
     int64_t         now;
 
-    if (loss.nfds == 0) {
-        return;
-    }
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     if (now < loss.next_check_ms) {
@@ -239,21 +293,30 @@ void weft_dev_watch_peers(void)
     }
     loss.next_check_ms = now + (weft_tunables.PEER_CHECK_INTERVAL > 0
                                     ? weft_tunables.PEER_CHECK_INTERVAL : 100);
-    if (poll(loss.fds, (nfds_t)loss.nfds, 0) < 0) {
+    weft_pmi_lost_poll(launcher_reported);
+    if (loss.nwatched == 0) {
         return;
     }
-    for (int i = 0; i < loss.nfds; i++) {
-        int  w = loss.fd_world[i];
-        char why[96];
+    for (int i = 0; i < loss.nwatched; i++) {
+        loss.fds[i].revents = 0;
+        (void)watched_pid(i);
+    }
+    if (poll(loss.fds, (nfds_t)loss.nwatched, 0) < 0) {
+        return;
+    }
+    for (int i = 0; i < loss.nwatched; i++) {
+        int   w   = loss.watched[i].id;
+        pid_t pid = loss.watched[i].pid;
+        char  why[96];
 
-        if (weft_dev.peers[w].failed) {
+        if (pid == 0 || weft_dev.peers[w].failed) {
             continue;
         }
         /* A pidfd is readable once the process has exited; without one, a
          * reaped process is gone for kill(). */
-        if ((loss.fds[i].fd >= 0 && (loss.fds[i].revents & (POLLIN | POLLHUP))) ||
-            (loss.fds[i].fd < 0 && kill(loss.fd_pid[i], 0) != 0 && errno == ESRCH)) {
-            snprintf(why, sizeof(why), "its process (pid %d) exited", (int)loss.fd_pid[i]);
+        if ((loss.fds[i].revents & (POLLIN | POLLHUP)) ||
+            (loss.fds[i].fd < 0 && kill(pid, 0) != 0 && errno == ESRCH)) {
+            snprintf(why, sizeof(why), "its process (pid %d) exited", (int)pid);
             weft_dev_peer_lost(w, why);
         }
     }
@@ -261,7 +324,7 @@ void weft_dev_watch_peers(void)
 
 static void watch_fini(void)
 {
-    for (int i = 0; i < loss.nfds; i++) {
+    for (int i = 0; i < loss.nwatched; i++) {
         if (loss.fds[i].fd >= 0) {
             close(loss.fds[i].fd);
         }
@@ -272,8 +335,7 @@ static void watch_fini(void)
     free(loss.why);
     free(loss.done);
     free(loss.fds);
-    free(loss.fd_world);
-    free(loss.fd_pid);
+    free(loss.watched);
     memset(&loss, 0, sizeof(loss));
 }
 
@@ -308,13 +370,14 @@ int weft_dev_peers_init(void)
     return MPI_SUCCESS;
 }
 
-int weft_dev_netmod_init(size_t max_payload, int want_rma,
+int weft_dev_netmod_init(size_t max_payload, size_t eager_limit, int want_rma,
                          void (*rma_done)(void *cookie, size_t len, int err))
 {
     const weft_pmi_info_t *pmi = &weft_runtime.pmi;
     weft_transport_init_t  args;
 
     dyn.max_payload = max_payload;
+    dyn.eager_limit = eager_limit;
     dyn.want_rma    = want_rma;
     dyn.rma_done    = rma_done;
     /* Every rank must take part in the netmod's PMI exchange, or none:
@@ -336,6 +399,7 @@ int weft_dev_netmod_init(size_t max_payload, int want_rma,
     args.uses_netmod = uses_netmod;
     args.provider    = weft_tunables.OFI_PROVIDER;
     args.max_payload = max_payload;
+    args.eager_limit = eager_limit;
     args.peer_lost   = peer_lost;
     args.want_rma    = want_rma;
     args.want_wait   = weft_tunables.WAIT_POLICY == 3; /* blocking */
@@ -453,6 +517,7 @@ int weft_dev_dyn_open(void)
     args.uses_netmod = uses_netmod; /* all 0: the job's ranks stay on shm */
     args.provider    = weft_tunables.OFI_PROVIDER;
     args.max_payload = dyn.max_payload;
+    args.eager_limit = dyn.eager_limit;
     args.peer_lost   = peer_lost;
     args.want_rma    = dyn.want_rma;
     args.rma_done    = dyn.rma_done;
@@ -580,28 +645,6 @@ int weft_dev_dyn_cma(void)
     return weft_tunables.SMP_USE_CMA && weft_shm_cma_enabled() && c == '0';
 }
 
-/* Exits of processes of other jobs reached through bridges (the netmod
- * notices its own peers' by keepalives): checked every 100 ms at most. */
-static int watch_exits(void)
-{
-    if ((++dyn.polls & 255) != 0) {
-        return 0;
-    }
-    uint64_t now = weft_pvar_now_ns();
-    if (now - dyn.checked_ns < 100000000ull) {
-        return 0;
-    }
-    dyn.checked_ns = now;
-    for (int id = weft_dev.size; id < weft_dev.nprocs; id++) {
-        const weft_peer_t *p = &weft_dev.peers[id];
-        if (dyn.ident[id - weft_dev.size].watched && !p->failed && p->is_local &&
-            weft_shm_peer_exited(p->shm_index)) {
-            peer_lost(id, "the process exited");
-        }
-    }
-    return 0;
-}
-
 /* Attach the bridge of us and proc as process id; the side with the lower
  * uid names it (under its job's prefix, which its launcher cleans). */
 static int bridge_attach(const weft_dev_proc_t *proc, int id)
@@ -624,7 +667,9 @@ static int bridge_attach(const weft_dev_proc_t *proc, int id)
         return weft_error(MPI_ERR_OTHER, "cannot set up shared memory with a process of "
                                          "another job on this host");
     }
-    weft_progress_register(watch_exits);
+    if (weft_dev_watch_add(id, k) != 0) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory to watch a process of another job");
+    }
     return k;
 }
 
@@ -692,7 +737,6 @@ int weft_dev_add_process(const weft_dev_proc_t *proc, int *id_p)
     ident[id - weft_dev.size].jobkey   = proc->jobkey;
     ident[id - weft_dev.size].job_rank = proc->job_rank;
     ident[id - weft_dev.size].node     = proc->node;
-    ident[id - weft_dev.size].watched  = local;
     weft_dev.nprocs = id + 1;
     *id_p           = id;
     return MPI_SUCCESS;
@@ -706,7 +750,7 @@ void weft_dev_forget_process(int id)
     if (weft_dev.peers[id].is_local) {
         /* The bridge stays mapped until finalize: the process may be in
          * other communicators still; its exit is no longer news. */
-        dyn.ident[id - weft_dev.size].watched = 0;
+        weft_dev_watch_remove(id);
     } else if (weft_dev.netmod != NULL) {
         weft_dev.netmod->dyn_forget(id);
     }

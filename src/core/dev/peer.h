@@ -51,9 +51,10 @@ void weft_am_register(int id, weft_am_handler_fn_t fn);
  * error code. */
 int  weft_dev_peers_init(void);
 /* Bring up the netmod when some peer is remote; max_payload: the largest AM
- * payload the caller will send through it; want_rma: ask for RMA reads,
- * whose completions go to rma_done. Collective. */
-int  weft_dev_netmod_init(size_t max_payload, int want_rma,
+ * payload the caller will send through it; eager_limit: the largest it
+ * sends eagerly; want_rma: ask for RMA reads, whose completions go to
+ * rma_done. Collective. */
+int  weft_dev_netmod_init(size_t max_payload, size_t eager_limit, int want_rma,
                           void (*rma_done)(void *cookie, size_t len, int err));
 void weft_dev_fini(void);
 
@@ -76,8 +77,8 @@ int weft_dev_host_of(int world);
 
 /* ---- Lost processes ----
  * A process is lost when the netmod's keepalives or sends fail, or, for a
- * process on this host, when it exits (watched while we wait: a pidfd poll
- * every WEFT_PEER_CHECK_INTERVAL ms). Losing one never ends the job here:
+ * process on this host, when it exits (a pidfd poll every
+ * WEFT_PEER_CHECK_INTERVAL ms, from waits and from the progress engine). Losing one never ends the job here:
  * the requests that involve it complete with MPI_ERR_OTHER (the ABI has no
  * MPI_ERR_PROC_FAILED) and their communicator's error handler decides
  * (MPI_ERRORS_ARE_FATAL aborts, naming the process). The loss is recorded at
@@ -92,9 +93,14 @@ void weft_dev_on_peer_lost(weft_peer_lost_fn_t fn);
 void weft_dev_peer_lost(int world, const char *why);
 /* Run the hooks for losses recorded since the last call (from progress). */
 void weft_dev_handle_losses(void);
-/* Start watching the local peers (after the shm channel is up). */
+/* Start watching the job's local peers (after the shm channel is up). */
 void weft_dev_watch_init(void);
-/* While waiting: check local peers are alive, at most every interval. */
+/* Watch process id (shm peer shm_index, whose pid may not be known yet) for
+ * its exit until weft_dev_watch_remove(id); -1 without memory. The progress
+ * engine and waits look at the watched processes every check interval. */
+int  weft_dev_watch_add(int id, int shm_index);
+void weft_dev_watch_remove(int id);
+/* Check the watched processes are alive, at most every interval. */
 void weft_dev_watch_peers(void);
 /* Record the reason of an operation failed by lost process world (comm
  * rank comm_rank, or -1) with weft_error; returns WEFT_ERR_PROC_LOST. */

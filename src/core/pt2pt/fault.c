@@ -4,7 +4,8 @@
  * A lost process (core/dev/peer.h) fails every point-to-point request that
  * needs it, so no wait on it lasts forever:
  *   - posted receives from it, and ANY_SOURCE receives on a communicator
- *     that contains it (MPI-4 allows failing those rather than hanging);
+ *     that contains it (MPI-4 allows failing those rather than hanging),
+ *     except on internal service communicators (RMA active messages);
  *   - every collective-context receive on a communicator that contains it: a
  *     collective cannot complete without it, and a survivor that left the
  *     collective on the error would leave the others waiting for it. (A
@@ -85,7 +86,8 @@ static void fail_posted(int world)
     for (weft_request_t *r = p2p.posted.next; r != &p2p.posted;) {
         weft_request_t *next = r->next;
         int             rank = comm_rank_of(r->comm, world);
-        if (rank >= 0 && (r->peer == MPI_ANY_SOURCE || r->peer == rank || is_coll(r))) {
+        int any = r->peer == MPI_ANY_SOURCE && !r->comm->any_source_outlives_losses;
+        if (rank >= 0 && (any || r->peer == rank || is_coll(r))) {
             WEFT_PVAR_LEVEL_DEC(POSTED_QUEUE_LEN);
             r->prev->next = r->next;
             r->next->prev = r->prev;
@@ -200,6 +202,9 @@ int p2p_lost_check(weft_request_t *req, weft_comm_t *comm, int rank)
         }
         p2p_fail_lost(req, world, rank);
         return 1;
+    }
+    if (rank == MPI_ANY_SOURCE && comm->any_source_outlives_losses) {
+        return 0;
     }
     for (int i = 0; i < comm->peer_size; i++) {
         if (weft_peer(comm->peer_world[i])->failed) {

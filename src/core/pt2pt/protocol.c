@@ -668,8 +668,8 @@ int weft_pt2pt_module_init(void)
         net_max = sizeof(rts_t);
     }
     /* RNDV_PROTOCOL auto|r3|rget -> want_rma 1|0|2 */
-    rc = weft_dev_netmod_init(net_max, (int[]){1, 0, 2}[weft_tunables.RNDV_PROTOCOL % 3],
-                              p2p_net_rma_done);
+    rc = weft_dev_netmod_init(net_max, p2p.net_eager_limit,
+                              (int[]){1, 0, 2}[weft_tunables.RNDV_PROTOCOL % 3], p2p_net_rma_done);
     if (rc != MPI_SUCCESS || weft_dev.netmod == NULL) {
         return rc;
     }

@@ -4,6 +4,8 @@
 #include "binding.h"
 
 #include <hwloc.h>
+
+#include "util/hwloc_init.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,18 +113,14 @@ int weft_binding_plan(const weft_binding_conf_t *conf, int nlocal, weft_binding_
         snprintf(err, errlen, "out of memory planning CPU binding");
         return -1;
     }
-    /* Startup cost: the plan needs packages, NUMA nodes, cores and PUs only.
-     * hwloc's x86 backend binds itself to every PU in turn to run cpuid,
-     * which waits for each busy CPU (15-35 ms on a loaded 2-core VM, 1.5 ms
-     * without it); sysfs gives the same objects. Caches and I/O are unused. */
-    if (hwloc_topology_init(&topo) != 0) {
+    /* Startup cost: the plan needs packages, NUMA nodes, cores and PUs only
+     * (util/hwloc_init.h says what else is left out, and why). */
+    if (weft_hwloc_topology_init(&topo) != 0) {
         snprintf(err, errlen, "hwloc could not load the node topology");
         return -1;
     }
-    hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
     hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_icache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
     if (hwloc_topology_load(topo) != 0) {
         snprintf(err, errlen, "hwloc could not load the node topology");
         return -1;

@@ -39,7 +39,8 @@ typedef enum {
     WEFT_CTL_SPAWN,     /* p->m  payload: packed spawn request (pmi/pmi_spawn.h)    */
     WEFT_CTL_SPAWN_R,   /* m->p  a1 rc; payload "errcodes\0message\0"                */
     WEFT_CTL_NOEXEC,    /* p->m  a0 rank, a1 errno: the rank's exec failed          */
-    WEFT_CTL_EXECED     /* p->m  a0 rank: the rank's exec succeeded (after STARTED) */
+    WEFT_CTL_EXECED,    /* p->m  a0 rank: the rank's exec succeeded (after STARTED) */
+    WEFT_CTL_RANK_LOST  /* m->p  a0 rank ended unfinalized, the job goes on (pmi_shm.h) */
 } weft_ctl_type_t;
 
 typedef struct {

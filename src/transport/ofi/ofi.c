@@ -17,8 +17,12 @@
  * Rendezvous by RGET where the provider has FI_RMA: the sender registers its
  * buffer for remote read and names it in the RTS; the receiver registers its
  * buffer and fi_reads (manual progress from the same completion queue).
- * Registrations are per message (no cache yet: tcp/sockets/shm register in
- * software).
+ * Registrations are per message and we keep no cache of our own: the
+ * providers that pin memory (verbs, efa, psm3, cxi) register through
+ * libfabric's MR cache, whose monitor (userfaultfd or memhooks) drops a
+ * registration when its pages are unmapped, which a cache here could not
+ * see; tcp, sockets and shm register in software (a table entry). Tuned by
+ * libfabric's FI_MR_CACHE_MAX_COUNT / _MAX_SIZE / _MONITOR.
  *
  * Addresses go through PMI once per node: every rank puts its endpoint name,
  * the node's leader (lowest rank) reads its node's names and puts them as
@@ -155,13 +159,13 @@ typedef struct {
     uint32_t uid_hi; /* HDR_DYN: world is the low half of the sender's uid */
 } net_hdr_t;
 
-static int fabric_open(void)
+static int fabric_open(size_t eager_limit)
 {
     if (fab.lib != NULL) {
         return 0;
     }
     setenv("IPATH_NO_BACKTRACE", "1", 0);
-    ofi_quirks_before_dlopen(sizeof(net_hdr_t));
+    ofi_quirks_before_dlopen(eager_limit + sizeof(net_hdr_t));
     pin_interface();
     fab.lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
     if (fab.lib == NULL) {
@@ -564,7 +568,7 @@ static weft_status_t ofi_init_common(const weft_transport_init_t *args, int exch
     ofi.uses_netmod = args->uses_netmod;
     ofi.uid       = args->uid;
     ofi.npeers    = ofi.size;
-    if (fabric_open() != 0) {
+    if (fabric_open(args->eager_limit) != 0) {
         return WEFT_ERROR;
     }
     ofi.info      = choose_provider(args->provider);
@@ -804,6 +808,7 @@ static weft_status_t win_rma(int peer, void *local, size_t len, uint64_t raddr, 
              : fi_readmsg(ofi.ep, &msg, FI_COMPLETION);
     if (rc == 0) {
         ofi.tx_inflight++;
+        ofi.inflight[peer]++; /* a lost peer's are written off at finalize (stuck_sends) */
         cnt->pending++;
         return WEFT_OK;
     }
@@ -833,6 +838,7 @@ static void win_rma_done(ofi_buf_t *b, int err)
     weft_rma_count_t *cnt = (weft_rma_count_t *)b->data;
 
     ofi.tx_inflight--;
+    ofi.inflight[b->dst]--;
     cnt->pending--;
     if (err) {
         cnt->failed = err;

@@ -119,9 +119,9 @@ static int redirect_import(struct link_map *map, const char *name, void *fn)
 
 #endif
 
-void ofi_quirks_before_dlopen(size_t header_bytes)
+void ofi_quirks_before_dlopen(size_t eager_message_bytes)
 {
-    size_t want = (size_t)weft_tunables.EAGER_THRESHOLD + header_bytes;
+    size_t want = eager_message_bytes;
     char   value[32];
 
     if (getenv("FI_OFI_RXM_BUFFER_SIZE") == NULL && want > RXM_DEFAULT_BUFFER) {

@@ -9,9 +9,9 @@
 
 #include <stddef.h>
 
-/* Before libfabric is opened: header_bytes is what the netmod puts before
- * every payload. */
-void ofi_quirks_before_dlopen(size_t header_bytes);
+/* Before libfabric is opened: eager_message_bytes is the largest message
+ * (header and payload) the netmod sends eagerly. */
+void ofi_quirks_before_dlopen(size_t eager_message_bytes);
 /* lib: the handle of libfabric.so.1; before its first fi_getinfo. */
 void ofi_quirks_after_dlopen(void *lib);
 

@@ -268,9 +268,6 @@ void weft_shm_fini(void)
     }
     for (int i = 0; i < shm.ndyn; i++) {
         munmap(shm.dyn[i].base, shm.dyn[i].bytes);
-        if (shm.dyn[i].pidfd >= 0) {
-            close(shm.dyn[i].pidfd);
-        }
     }
     free(shm.dyn);
     free(shm.world);
@@ -301,7 +298,7 @@ size_t weft_shm_max_payload(void)
 
 pid_t weft_shm_peer_pid(int peer)
 {
-    return peer_ctl(peer)->pid;
+    return __atomic_load_n(&peer_ctl(peer)->pid, __ATOMIC_ACQUIRE); /* a bridge peer writes it at attach */
 }
 
 static inline shm_hdr_t *cell_at(char *cells, uint64_t pos)

@@ -108,6 +108,7 @@ int weft_shm_poll(void);
  * Returns 0 or -1 with errno. */
 int weft_shm_cma_read(int peer, const struct iovec *local, int nlocal, const struct iovec *remote,
                       int nremote);
+/* The peer's pid; 0 while a process of another job has not attached yet. */
 pid_t weft_shm_peer_pid(int peer);
 
 /* 2-copy pipeline slots of the ordered pair (me -> peer) and (peer -> me).
@@ -158,8 +159,6 @@ uint64_t weft_shm_layout_key(void);
 int      weft_shm_bridge_attach(const char *name, int side, int world, int cma);
 /* Single copy usable with this peer. */
 int      weft_shm_peer_cma(int peer);
-/* The peer (a process of another job) has exited. */
-int      weft_shm_peer_exited(int peer);
 /* Our wake socket's name, and waking a process by such a name. */
 void     weft_shm_wake_address(char *name, size_t len);
 void     weft_shm_wake_named(const char *name);

@@ -7,14 +7,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -85,7 +82,6 @@ int weft_shm_bridge_attach(const char *name, int side, int world, int cma)
     d->hdr   = hdr;
     d->side  = side;
     d->cma   = cma;
-    d->pidfd = -1;
     snprintf(hdr->bell[side], sizeof(hdr->bell[side]), "%s-%d", shm.bell_name, shm.me);
     (void)weft_shm_sleep_fd_prepare(); /* here, under the caller's lock; failure printed */
     __atomic_store_n(&hdr->side[side].pid, (int32_t)getpid(), __ATOMIC_RELEASE);
@@ -137,33 +133,3 @@ int weft_shm_peer_cma(int peer)
     return peer < shm.n ? shm.cma : shm.dyn[peer - shm.n].cma;
 }
 
-int weft_shm_peer_exited(int peer)
-{
-    struct shm_dyn *d;
-    pid_t           pid;
-
-    if (peer < shm.n) {
-        return 0;
-    }
-    d   = &shm.dyn[peer - shm.n];
-    pid = __atomic_load_n(&d->hdr->side[1 - d->side].pid, __ATOMIC_ACQUIRE);
-    if (pid <= 0) {
-        return 0; /* it has not attached yet */
-    }
-#ifdef SYS_pidfd_open
-    if (d->pidfd == -1) {
-        d->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-        if (d->pidfd < 0) {
-            d->pidfd = errno == ESRCH ? -3 : -2; /* -2: no pidfds here, use kill(0) */
-        }
-    }
-    if (d->pidfd == -3) {
-        return 1;
-    }
-    if (d->pidfd >= 0) {
-        struct pollfd p = {d->pidfd, POLLIN, 0};
-        return poll(&p, 1, 0) == 1;
-    }
-#endif
-    return kill(pid, 0) != 0 && errno == ESRCH;
-}

@@ -123,7 +123,6 @@ struct shm_dyn {
     shm_bridge_hdr_t *hdr;
     int               side; /* ours: 0 or 1 */
     int               cma;  /* single copy agreed for this pair */
-    int               pidfd; /* the peer's, for noticing its exit; -1 not yet */
 };
 
 typedef struct {
