@@ -5,7 +5,8 @@
  * private duplicate of MPI_COMM_WORLD (rank == PE) through the library's own
  * point-to-point, so it rides the same connections and progress engine as
  * MPI. The target PE's progress hook applies requests in arrival order per
- * origin (MPI's non-overtaking order), which is what makes shmem_fence free:
+ * origin (MPI's non-overtaking order), which is what makes shmem_fence free
+ * while nothing goes by RMA (below):
  *
  *   put      header + data inline (up to INLINE_MAX bytes), else the header
  *            then one data message (same origin: matched in order). The
@@ -30,8 +31,10 @@
  * the heap slice or global data every PE registered at shmem_init), when
  * every PE of other nodes is a netmod peer. They are not ordered with the
  * messages, so the first operation after a fence completes what is in
- * flight when the two could overtake each other; quiet waits for both. A PE that computes without SHMEM/MPI calls delays the operations
- * of other nodes on its memory until its next call (manual progress). */
+ * flight when the two could overtake each other; quiet waits for both.
+ *
+ * A PE that computes without SHMEM/MPI calls delays the operations of other
+ * nodes on its memory until its next call (manual progress). */
 #include "shmem/shmem_internal.h"
 
 #include <stdlib.h>
