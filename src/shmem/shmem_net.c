@@ -30,8 +30,9 @@
  * libfabric RMA instead (fi_write with delivery completion / fi_read into
  * the heap slice or global data every PE registered at shmem_init), when
  * every PE of other nodes is a netmod peer. They are not ordered with the
- * messages, so the first operation after a fence completes what is in
- * flight when the two could overtake each other; quiet waits for both.
+ * messages nor among themselves, so a fence waits for RMA in flight, and
+ * the first RMA operation after it completes the messages that were in
+ * flight at the fence; quiet waits for both.
  *
  * A PE that computes without SHMEM/MPI calls delays the operations of other
  * nodes on its memory until its next call (manual progress). */
@@ -111,7 +112,7 @@ struct rma_stage {
 };
 static struct {
     bool              on;
-    bool              fenced; /* a fence since the last operation */
+    bool              fenced; /* a fence found messages in flight: complete them before RMA */
     struct rma_stage *staged;
     size_t           min;
     struct rma_seg   seg[2]; /* WEFT_SHMEM_SEG_HEAP, _DATA */
@@ -481,15 +482,14 @@ static void quiet_locked(void)
     }
 }
 
-/* First operation after a fence: messages keep their order among
- * themselves, RMA keeps none, so complete what this one could overtake. */
+/* An RMA operation after a fence that found messages in flight: those
+ * complete first (messages keep their order among themselves; RMA in flight
+ * was completed by the fence itself). */
 static void order_after_fence(bool by_rma)
 {
-    if (rma.fenced) {
+    if (by_rma && rma.fenced) {
         rma.fenced = false;
-        if (rma.cnt.pending > 0 || (by_rma && net.mine)) {
-            quiet_locked();
-        }
+        reap(&net.mine, true);
     }
 }
 
@@ -564,7 +564,6 @@ void weft_shmem_net_put(const char *call, const struct weft_shmem_where *w, cons
         weft_cs_exit();
         return;
     }
-    order_after_fence(false);
     expect_ack(w->pe);
     if (bytes <= INLINE_MAX) {
         char packed[INLINE_MAX];
@@ -617,7 +616,6 @@ void weft_shmem_net_get(const char *call, const struct weft_shmem_where *w, void
         weft_cs_exit();
         return;
     }
-    order_after_fence(false);
     weft_request_t *req;
     irecv(tmp ? tmp : dest, bytes, w->pe, TAG_REPLY, &req);
     send_request(w->pe, &h, NULL, 0);
@@ -642,7 +640,6 @@ uint64_t weft_shmem_net_amo(const char *call, const struct weft_shmem_where *w, 
     where_to_hdr(&h, w);
     uint64_t old = 0;
     weft_cs_enter();
-    order_after_fence(false);
     if (fetch) {
         weft_request_t *req;
         irecv(nbi ? fetch : (void *)&old, size, w->pe, TAG_REPLY, &req);
@@ -672,10 +669,16 @@ void weft_shmem_net_quiet(void)
     weft_cs_exit();
 }
 
+/* Without RMA, arrival order per origin is the order: nothing to do. */
 void weft_shmem_net_fence(void)
 {
     weft_cs_enter();
-    rma.fenced = rma.on; /* without RMA, arrival order per origin is the order */
+    if (rma.on) {
+        if (rma.cnt.pending > 0) {
+            rma_wait_below(0); /* delivered before anything after the fence */
+        }
+        rma.fenced = rma.fenced || net.mine; /* messages before a later RMA operation */
+    }
     weft_cs_exit();
 }
 

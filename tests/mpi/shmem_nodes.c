@@ -5,7 +5,8 @@
  * across hosts; on one node it checks the same values through shared memory):
  * puts and gets around the inline limit and up to 1 MiB byte for byte,
  * many outstanding get_nbi of mixed sizes to one PE completed by one quiet,
- * fence ordering a large put before a flag, put_signal with a large payload,
+ * fence ordering a large put before a flag and a small put before a large
+ * one (messages and libfabric RMA), put_signal with a large payload,
  * strided iput/iget past the inline limit, globals as remote targets, and
  * atomic contention: 10^4 fetch_add per PE on PE 0's int and 10^4 add per PE
  * on the last PE's long, mixing PEs of the target's node (CPU atomics) with
@@ -96,6 +97,26 @@ int main(void)
         CHECK(same(sym, BIG, left, 11), "data before the fenced flag from PE %d", left);
         shmem_barrier_all();
         shmem_free(flag);
+    }
+
+    /* fence: a small put (a message) reaches the target before a large put after it
+     * (by libfabric RMA across nodes, unless WEFT_SHMEM_NET_RMA says otherwise) */
+    {
+        int *small = shmem_calloc(1, sizeof *small);
+        long *big = shmem_calloc(8192, sizeof *big), *ones = malloc(8192 * sizeof *ones);
+        for (int i = 0; i < 8192; i++) {
+            ones[i] = 1;
+        }
+        shmem_barrier_all();
+        shmem_int_p(small, 7, right);
+        shmem_fence();
+        shmem_long_put(big, ones, 8192, right);
+        shmem_long_wait_until(&big[8191], SHMEM_CMP_EQ, 1);
+        CHECK(*small == 7, "small put before the fenced large one from PE %d (got %d)", left, *small);
+        shmem_barrier_all();
+        shmem_free(small);
+        shmem_free(big);
+        free(ones);
     }
 
     /* put_signal with a payload past the inline limit; signal_wait_until */
