@@ -24,7 +24,7 @@ ALLOWED = {
     "core": ["util/", "pmi/", "transport/transport.h", "transport/shm/shm.h", "core/", "api_impl.h"],
     "rma": ["util/", "core/", "transport/transport.h", "api_impl.h"],
     "coll": ["util/", "core/", "transport/shm/shm_coll.h", "coll/", "api_impl.h", "coll_gen.h"],
-    "io": ["util/", "core/", "api_impl.h"],
+    "io": ["util/", "core/", "coll/coll.h", "api_impl.h"],
     "shmem": ["util/", "core/", "rma/", "coll/", "transport/transport.h"],
     "api": ["core/", "coll/", "rma/", "io/", "api/", "api_impl.h", "util/"],
     "launcher": ["util/", "pmi/", "launcher/"],

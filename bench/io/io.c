@@ -11,6 +11,8 @@
  * Aggregate MB/s = np * n * size / time (page cache; no fsync in the loop).
  * Each write phase starts from a new file.
  * The file lives in $WB_IO_DIR (default $TMPDIR or /tmp) and is deleted.
+ * WB_IO_NONBLOCKING=1: the collective columns use the non-blocking forms
+ * (MPI_File_iwrite_at_all / iread_at_all, then MPI_Wait) instead.
  */
 #include "wb.h"
 
@@ -67,9 +69,32 @@ static void set_view(wb_ctx_t *c, MPI_File fh, size_t size, MPI_Datatype *ft)
 }
 
 /* One phase; returns the aggregate MB/s. */
+/* One collective call, blocking or (WB_IO_NONBLOCKING) started and waited. */
+static void coll_call(MPI_File fh, MPI_Offset off, char *buf, size_t size, int writing, int nonblocking)
+{
+    MPI_Request req;
+
+    if (!nonblocking) {
+        if (writing) {
+            WB(MPI_File_write_at_all(fh, off, buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE));
+        } else {
+            WB(MPI_File_read_at_all(fh, off, buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE));
+        }
+        return;
+    }
+    if (writing) {
+        WB(MPI_File_iwrite_at_all(fh, off, buf, (int)size, MPI_BYTE, &req));
+    } else {
+        WB(MPI_File_iread_at_all(fh, off, buf, (int)size, MPI_BYTE, &req));
+    }
+    WB(MPI_Wait(&req, MPI_STATUS_IGNORE));
+}
+
 static double phase(wb_ctx_t *c, const char *path, char *buf, size_t size, int n, int writing, int coll,
                     int *ok)
 {
+    const char  *nb_env = getenv("WB_IO_NONBLOCKING");
+    int          nonblocking = nb_env != NULL && atoi(nb_env) != 0;
     MPI_File     fh;
     MPI_Datatype ft;
     double       t0, t;
@@ -92,12 +117,10 @@ static double phase(wb_ctx_t *c, const char *path, char *buf, size_t size, int n
     t0 = wb_now();
     for (int i = 0; i < n; i++) {
         MPI_Offset off = offset_of(c, size, n, i);
-        if (writing && coll) {
-            WB(MPI_File_write_at_all(fh, off, buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE));
+        if (coll) {
+            coll_call(fh, off, buf, size, writing, nonblocking);
         } else if (writing) {
             WB(MPI_File_write_at(fh, off, buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE));
-        } else if (coll) {
-            WB(MPI_File_read_at_all(fh, off, buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE));
         } else {
             WB(MPI_File_read_at(fh, off, buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE));
         }
@@ -137,6 +160,9 @@ int main(int argc, char **argv)
     snprintf(path, sizeof(path), "%s/weft-bench-io-%d.dat", dir, (int)getpid());
     WB(MPI_Bcast(path, sizeof(path), MPI_CHAR, 0, c.comm));
     wb_note(&c, "# File: %s", path);
+    if (getenv("WB_IO_NONBLOCKING") != NULL && atoi(getenv("WB_IO_NONBLOCKING")) != 0) {
+        wb_note(&c, "# Collective columns: MPI_File_iwrite_at_all / iread_at_all + MPI_Wait");
+    }
     wb_columns(&c, 1, 4, m);
     buf = wb_alloc(c.o.max_size);
     for (size = wb_size_first(&c); wb_size_ok(&c, size); size = wb_size_next(&c, size)) {

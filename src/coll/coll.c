@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/coll.h"
 #include "coll/coll_internal.h"
 #include "core/comm.h"
 #include "core/dev/peer.h"
@@ -181,6 +182,25 @@ int weft_coll_comm_two_level(weft_comm_t *comm)
     }
     cc->sub_built = 1;
     return MPI_SUCCESS;
+}
+
+int weft_coll_comm_prepare(weft_comm_t *comm, int shm)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(comm);
+
+    if (!cc->layout_done) {
+        layout(comm, cc);
+    }
+    if (comm->size < 2) {
+        return MPI_SUCCESS;
+    }
+    if (!shm && cc->shm_state == 0) {
+        cc->shm_state = -1; /* as after a failed setup: every rank picks point-to-point algorithms */
+    }
+    if (cc->shm_state == 0 && cc->max_ppn >= 2 && weft_tunables.WAIT_POLICY != 3 /* shm_allowed's conditions */) {
+        return weft_coll_shm_setup(comm); /* with the two-level communicators on several nodes */
+    }
+    return cc->nodes > 1 ? weft_coll_comm_two_level(comm) : MPI_SUCCESS;
 }
 
 /* ---- rules ---------------------------------------------------------------- */
@@ -566,9 +586,12 @@ static int shmem_coll_enabled(const weft_coll_args_t *a)
     }
 }
 
+/* Non-blocking and persistent calls only once a blocking call has built the
+ * node and leader communicators: splitting waits for every rank. */
 static int two_level_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
 {
-    return shmem_coll_enabled(a) && cc->nodes > 1 && cc->max_ppn > 1;
+    return shmem_coll_enabled(a) && cc->nodes > 1 && cc->max_ppn > 1 &&
+           (a->blocking || cc->sub_built);
 }
 
 /* The shared-memory algorithms: blocking calls on a communicator with a node
@@ -583,8 +606,11 @@ static int shm_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
         return 0;
     }
     /* non-blocking and persistent (rows with a schedule form: a poll step,
-     * src/coll/shm/shm_sched.c): on one node */
-    if (!a->blocking && (cc->nodes != 1 || a->nested)) {
+     * src/coll/shm/shm_sched.c): on one node, and only once a blocking
+     * collective has made the region. Making it waits for every rank of the
+     * node, which a non-blocking call must not do (every rank sees the
+     * region appear in the same call, so they all choose alike). */
+    if (!a->blocking && (cc->nodes != 1 || a->nested || cc->shm_state == 0)) {
         return 0;
     }
     switch (a->coll) {

@@ -8,11 +8,10 @@
  * the independent path here (with data sieving) or the two-phase collective
  * path (twophase.c).
  *
- * Non-blocking forms transfer the data before they return and hand back an
- * already completed request (the data really is in the file, or in the
- * buffer, when the call returns). The non-blocking collectives therefore
- * synchronise like their blocking twins. Split collectives do the work in
- * *_begin and return the status in *_end.
+ * Non-blocking forms return at once: independent ones queue the transfer
+ * for the I/O worker (async.c), collective ones (and split *_begin) start
+ * the two-phase transfer in the background (nbcoll.c); the request (or
+ * *_end) completes when the data is in the file or in the buffer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -249,25 +248,111 @@ static int access_size(weft_file_t *fh, MPI_Count count, weft_datatype_t *dt, MP
     return MPI_SUCCESS;
 }
 
-/* Transfer at view position pos (etypes); *moved gets the etypes moved.
- * collective: every rank of the file's communicator calls it. */
-static int transfer_locked(weft_file_t *fh, int writing, int collective, MPI_Offset pos, void *buf,
-                           MPI_Count count, weft_datatype_t *dt, MPI_Offset nbytes, MPI_Status *status,
-                           MPI_Offset *moved);
-
-static int transfer(weft_file_t *fh, int writing, int collective, MPI_Offset pos, void *buf, MPI_Count count,
-                    weft_datatype_t *dt, MPI_Offset nbytes, MPI_Status *status, MPI_Offset *moved)
+int weft_io_xfer_prepare(weft_file_t *fh, weft_io_xfer_t *x)
 {
     int rc;
 
-    /* The I/O worker (async.c) may be transferring on this file: one at a
-     * time, so data-sieving and two-phase read-modify-writes never interleave
-     * with another write. (A collective holds it while it communicates; the
-     * worker only waits, it never communicates.) */
-    pthread_mutex_lock(&fh->xfer_lock);
-    rc = transfer_locked(fh, writing, collective, pos, buf, count, dt, nbytes, status, moved);
-    pthread_mutex_unlock(&fh->xfer_lock);
+    x->segs   = NULL;
+    x->nseg   = 0;
+    x->data   = NULL;
+    x->direct = fh->view.drep == WEFT_DREP_NATIVE && x->dt->is_contig;
+    rc        = x->pos < 0 ? weft_error(MPI_ERR_ARG, "argument offset: negative position %lld", (long long)x->pos)
+                           : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS) {
+        rc = weft_io_view_segments(&fh->view, x->pos * fh->view.esize, x->nbytes, &x->segs, &x->nseg);
+    }
+    if (rc == MPI_SUCCESS && x->nbytes > 0) {
+        if (x->direct) {
+            x->data = (char *)x->buf + x->dt->true_lb;
+        } else if ((x->data = calloc(1, (size_t)x->nbytes)) == NULL) {
+            rc = weft_error(MPI_ERR_NO_MEM, "cannot allocate %lld bytes for the transfer", (long long)x->nbytes);
+        } else if (x->writing) {
+            rc = weft_io_to_file(&fh->view, x->buf, x->count, x->dt, x->data, x->nbytes);
+        }
+    }
     return rc;
+}
+
+int weft_io_xfer_finish(weft_file_t *fh, weft_io_xfer_t *x, int rc, MPI_Offset done, MPI_Status *status,
+                        MPI_Offset *moved)
+{
+    MPI_Offset elem = x->count > 0 ? x->nbytes / x->count : 0;
+
+    if (rc == MPI_SUCCESS && !x->writing && !x->direct && x->data != NULL) {
+        MPI_Count whole = elem > 0 ? done / elem : 0;
+        if (fh->view.drep == WEFT_DREP_NATIVE) {
+            weft_dt_unpack(x->dt, x->count, x->buf, 0, x->data, done); /* partial elements too */
+        } else {
+            rc   = weft_io_from_file(&fh->view, x->buf, whole, x->dt, x->data, whole * elem);
+            done = whole * elem;
+        }
+    }
+    if (!x->direct) {
+        free(x->data);
+    }
+    free(x->segs);
+    x->data = NULL;
+    x->segs = NULL;
+    if (rc == MPI_SUCCESS) {
+        /* memory bytes: file bytes scaled back for converting datareps */
+        MPI_Count mem = elem > 0 ? (done / elem) * x->dt->size +
+                                       (fh->view.drep == WEFT_DREP_NATIVE ? done % elem : 0)
+                                 : 0;
+        status_set(status, mem);
+        *moved = done / fh->view.esize;
+    }
+    return rc;
+}
+
+/* Independent segments of an access, under the file's xfer_lock. */
+typedef struct {
+    weft_file_t    *fh;
+    weft_io_xfer_t *x;
+    MPI_Offset      done;
+} indep_t;
+
+static int indep_locked(void *arg)
+{
+    indep_t        *a = arg;
+    weft_io_xfer_t *x = a->x;
+    weft_file_t    *fh = a->fh;
+    int             rc = MPI_SUCCESS, locked = 0;
+    MPI_Offset      lo = x->segs[0].off, hi = x->segs[x->nseg - 1].off + x->segs[x->nseg - 1].len;
+
+    if (fh->atomic) {
+        rc     = range_lock(fh, x->writing ? F_WRLCK : F_RDLCK, lo, hi - lo);
+        locked = rc == MPI_SUCCESS;
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = weft_io_indep(fh, x->writing, x->segs, x->nseg, x->data, &a->done);
+    }
+    if (locked) {
+        range_lock(fh, F_UNLCK, lo, hi - lo);
+    }
+    return rc;
+}
+
+/* Transfer at view position pos (etypes); *moved gets the etypes moved.
+ * collective: every rank of the file's communicator calls it. The I/O
+ * worker (async.c) may be transferring on this file too: file I/O runs
+ * under the file's xfer_lock, one transfer at a time, so data-sieving and
+ * two-phase read-modify-writes never interleave with another write. (A
+ * collective takes it for its file I/O steps only, never while it
+ * communicates: a worker waiting for it must never wait for other ranks.) */
+static int transfer(weft_file_t *fh, int writing, int collective, MPI_Offset pos, void *buf, MPI_Count count,
+                    weft_datatype_t *dt, MPI_Offset nbytes, MPI_Status *status, MPI_Offset *moved)
+{
+    weft_io_xfer_t x  = {.writing = writing, .pos = pos, .nbytes = nbytes, .buf = buf, .count = count, .dt = dt};
+    indep_t        in = {.fh = fh, .x = &x, .done = 0};
+    int            rc = weft_io_xfer_prepare(fh, &x);
+
+    if (collective) {
+        /* its first exchange also agrees on rc */
+        rc = weft_io_collective(fh, rc, writing, x.segs, x.nseg, x.data, nbytes, &in.done);
+    } else if (rc == MPI_SUCCESS && x.nseg > 0) {
+        rc = weft_io_locked(fh, indep_locked, &in);
+    }
+    return weft_io_xfer_finish(fh, &x, rc, in.done, status, moved);
 }
 
 int weft_io_transfer(weft_file_t *fh, int writing, MPI_Offset pos, void *buf, MPI_Count count,
@@ -278,69 +363,6 @@ int weft_io_transfer(weft_file_t *fh, int writing, MPI_Offset pos, void *buf, MP
     return transfer(fh, writing, 0, pos, buf, count, dt, nbytes, status, &moved);
 }
 
-static int transfer_locked(weft_file_t *fh, int writing, int collective, MPI_Offset pos, void *buf,
-                           MPI_Count count, weft_datatype_t *dt, MPI_Offset nbytes, MPI_Status *status,
-                           MPI_Offset *moved)
-{
-    weft_io_seg_t *segs  = NULL;
-    int            nseg  = 0, rc, direct;
-    char          *data  = NULL;
-    MPI_Offset     done  = 0, elem = count > 0 ? nbytes / count : 0;
-
-    rc = pos < 0 ? weft_error(MPI_ERR_ARG, "argument offset: negative position %lld", (long long)pos) : MPI_SUCCESS;
-    if (rc == MPI_SUCCESS) {
-        rc = weft_io_view_segments(&fh->view, pos * fh->view.esize, nbytes, &segs, &nseg);
-    }
-    direct = fh->view.drep == WEFT_DREP_NATIVE && dt->is_contig;
-    if (rc == MPI_SUCCESS && nbytes > 0) {
-        if (direct) {
-            data = (char *)buf + dt->true_lb;
-        } else if ((data = calloc(1, (size_t)nbytes)) == NULL) {
-            rc = weft_error(MPI_ERR_NO_MEM, "cannot allocate %lld bytes for the transfer", (long long)nbytes);
-        } else if (writing) {
-            rc = weft_io_to_file(&fh->view, buf, count, dt, data, nbytes);
-        }
-    }
-    if (collective) {
-        /* its first exchange also agrees on rc */
-        rc = weft_io_collective(fh, rc, writing, segs, nseg, data, nbytes, &done);
-    } else if (rc == MPI_SUCCESS && nseg > 0) {
-        int locked = 0;
-        if (fh->atomic) {
-            MPI_Offset lo = segs[0].off, hi = segs[nseg - 1].off + segs[nseg - 1].len;
-            rc     = range_lock(fh, writing ? F_WRLCK : F_RDLCK, lo, hi - lo);
-            locked = rc == MPI_SUCCESS;
-        }
-        if (rc == MPI_SUCCESS) {
-            rc = weft_io_indep(fh, writing, segs, nseg, data, &done);
-        }
-        if (locked) {
-            range_lock(fh, F_UNLCK, segs[0].off, segs[nseg - 1].off + segs[nseg - 1].len - segs[0].off);
-        }
-    }
-    if (rc == MPI_SUCCESS && !writing && !direct && data != NULL) {
-        MPI_Count whole = elem > 0 ? done / elem : 0;
-        if (fh->view.drep == WEFT_DREP_NATIVE) {
-            weft_dt_unpack(dt, count, buf, 0, data, done); /* partial elements too */
-        } else {
-            rc = weft_io_from_file(&fh->view, buf, whole, dt, data, whole * elem);
-            done = whole * elem;
-        }
-    }
-    if (!direct) {
-        free(data);
-    }
-    free(segs);
-    if (rc == MPI_SUCCESS) {
-        /* memory bytes: file bytes scaled back for converting datareps */
-        MPI_Count mem = elem > 0 ? (done / elem) * dt->size + (fh->view.drep == WEFT_DREP_NATIVE ? done % elem : 0)
-                                 : 0;
-        status_set(status, mem);
-        *moved = done / fh->view.esize;
-    }
-    return rc;
-}
-
 /* One access of any pointer kind; ordered accesses are collective too. */
 static int do_access(weft_file_t *fh, int writing, int collective, weft_io_where_t where, MPI_Offset offset,
                   void *buf, MPI_Count count, weft_datatype_t *dt, MPI_Status *status)
@@ -348,6 +370,9 @@ static int do_access(weft_file_t *fh, int writing, int collective, weft_io_where
     MPI_Offset nbytes = 0, moved = 0, pos = offset, n;
     int        rc     = check_access(fh, writing, where);
 
+    if (collective) {
+        weft_io_nbc_drain(fh); /* the file's earlier non-blocking collectives come first */
+    }
     if (rc == MPI_SUCCESS) {
         rc = access_size(fh, count, dt, &nbytes);
     }
@@ -454,24 +479,42 @@ WR_AT(write_at_all, 1)
 /* ---- non-blocking ------------------------------------------------------------------
  * Independent forms run in the background (async.c): the file pointer moves
  * by the amount requested now, the transfer later. The collective forms
- * (i*_all) are done before they return and give a completed request. */
+ * (i*_all, split *_begin) too, through the file's collective queue
+ * (nbcoll.c): they return without waiting for the other ranks. */
 
-static int completed(weft_file_t *fh, int rc, const MPI_Status *st, MPI_Request *request)
+/* Start a collective access in the background; *req completes when it is
+ * done (NULL when the call fails: the rank still takes part). */
+static int icoll(weft_file_t *fh, int writing, weft_io_where_t where, MPI_Offset offset, void *buf,
+                 MPI_Count count, weft_datatype_t *dt, weft_request_t **req)
 {
-    weft_request_t *r;
+    weft_io_xfer_t x  = {.writing = writing, .pos = offset, .buf = buf, .count = count, .dt = dt};
+    int            rc = check_access(fh, writing, where);
 
-    if (rc != MPI_SUCCESS) {
-        return rc;
+    if (rc == MPI_SUCCESS) {
+        rc = access_size(fh, count, dt, &x.nbytes);
     }
-    r = weft_request_alloc(WEFT_REQ_NOOP);
-    if (r == NULL) {
-        return weft_error(MPI_ERR_NO_MEM, "cannot allocate a request (file \"%s\")", fh->path);
+    if (rc == MPI_SUCCESS && where == AT_INDIVIDUAL) {
+        pthread_mutex_lock(&fh->lock);
+        x.pos = fh->ind_pos;
+        fh->ind_pos += x.nbytes / fh->view.esize;
+        pthread_mutex_unlock(&fh->lock);
     }
-    r->status            = *st;
-    r->status.MPI_ERROR  = MPI_SUCCESS;
-    weft_request_complete(r);
-    *request = (MPI_Request)weft_object_handle(r);
-    return MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && where != AT_ORDERED) {
+        rc = weft_io_xfer_prepare(fh, &x); /* ordered: once its position is known */
+    } else if (rc != MPI_SUCCESS) {
+        x.nbytes = 0;
+        x.direct = 1; /* nothing to free */
+    }
+    return weft_io_nbc_start(fh, rc, where == AT_ORDERED, &x, req);
+}
+
+/* (r is read after icoll, an argument next to it, has run) */
+static int icoll_request(int rc, weft_request_t *const *r, MPI_Request *request)
+{
+    if (rc == MPI_SUCCESS) {
+        *request = (MPI_Request)weft_object_handle(*r);
+    }
+    return rc;
 }
 
 static int iaccess(weft_file_t *fh, int writing, weft_io_where_t where, MPI_Offset offset, void *buf,
@@ -517,16 +560,15 @@ static int iaccess(weft_file_t *fh, int writing, weft_io_where_t where, MPI_Offs
     int weft_file_i##_fn##_impl(weft_file_t *fh, void *buf, MPI_Count count, weft_datatype_t *datatype,     \
                                 MPI_Request *request)                                                       \
     {                                                                                                       \
-        MPI_Status st;                                                                                      \
-        return completed(fh, do_access(fh, 0, 1, _where, 0, buf, count, datatype, &st), &st, request);        \
+        weft_request_t *r = NULL;                                                                           \
+        return icoll_request(icoll(fh, 0, _where, 0, buf, count, datatype, &r), &r, request);                \
     }
 #define IWR_ALL(_fn, _where)                                                                                \
     int weft_file_i##_fn##_impl(weft_file_t *fh, const void *buf, MPI_Count count,                         \
                                 weft_datatype_t *datatype, MPI_Request *request)                            \
     {                                                                                                       \
-        MPI_Status st;                                                                                      \
-        return completed(fh, do_access(fh, 1, 1, _where, 0, (void *)buf, count, datatype, &st), &st,         \
-                         request);                                                                          \
+        weft_request_t *r = NULL;                                                                           \
+        return icoll_request(icoll(fh, 1, _where, 0, (void *)buf, count, datatype, &r), &r, request);        \
     }
 #define IRD_AT(_fn)                                                                                         \
     int weft_file_i##_fn##_impl(weft_file_t *fh, MPI_Offset offset, void *buf, MPI_Count count,            \
@@ -544,17 +586,16 @@ static int iaccess(weft_file_t *fh, int writing, weft_io_where_t where, MPI_Offs
     int weft_file_i##_fn##_impl(weft_file_t *fh, MPI_Offset offset, void *buf, MPI_Count count,            \
                                 weft_datatype_t *datatype, MPI_Request *request)                            \
     {                                                                                                       \
-        MPI_Status st;                                                                                      \
-        return completed(fh, do_access(fh, 0, 1, AT_EXPLICIT, offset, buf, count, datatype, &st), &st,       \
-                         request);                                                                          \
+        weft_request_t *r = NULL;                                                                           \
+        return icoll_request(icoll(fh, 0, AT_EXPLICIT, offset, buf, count, datatype, &r), &r, request);      \
     }
 #define IWR_AT_ALL(_fn)                                                                                     \
     int weft_file_i##_fn##_impl(weft_file_t *fh, MPI_Offset offset, const void *buf, MPI_Count count,      \
                                 weft_datatype_t *datatype, MPI_Request *request)                            \
     {                                                                                                       \
-        MPI_Status st;                                                                                      \
-        return completed(fh, do_access(fh, 1, 1, AT_EXPLICIT, offset, (void *)buf, count, datatype, &st),    \
-                         &st, request);                                                                     \
+        weft_request_t *r = NULL;                                                                           \
+        return icoll_request(icoll(fh, 1, AT_EXPLICIT, offset, (void *)buf, count, datatype, &r), &r,       \
+                             request);                                                                      \
     }
 
 IRD(read, AT_INDIVIDUAL)
@@ -568,16 +609,9 @@ IRD_AT_ALL(read_at_all)
 IWR_AT(write_at)
 IWR_AT_ALL(write_at_all)
 
-/* ---- split collectives -------------------------------------------------------------- */
-
-static int split_begin(weft_file_t *fh, int rc_local, const void *buf, MPI_Status *st)
-{
-    fh->split.active = 1;
-    fh->split.buf    = buf;
-    fh->split.status = *st;
-    fh->split.rc     = rc_local;
-    return rc_local;
-}
+/* ---- split collectives --------------------------------------------------------------
+ * begin starts the access in the background like the i*_all forms (ordered
+ * ones find their position there first); end waits. */
 
 static int split_check(weft_file_t *fh)
 {
@@ -588,8 +622,24 @@ static int split_check(weft_file_t *fh)
     return MPI_SUCCESS;
 }
 
+static int split_begin(weft_file_t *fh, int writing, weft_io_where_t where, MPI_Offset offset, const void *buf,
+                       MPI_Count count, weft_datatype_t *dt)
+{
+    int rc = split_check(fh);
+
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    fh->split.active = 1;
+    fh->split.buf    = buf;
+    fh->split.req    = NULL;
+    return icoll(fh, writing, where, offset, (void *)buf, count, dt, &fh->split.req);
+}
+
 static int split_end(weft_file_t *fh, const void *buf, MPI_Status *status)
 {
+    weft_request_t *r = fh->split.req;
+
     if (!fh->split.active) {
         return weft_error(MPI_ERR_OTHER, "file \"%s\": no split collective was begun", fh->path);
     }
@@ -597,22 +647,21 @@ static int split_end(weft_file_t *fh, const void *buf, MPI_Status *status)
         return weft_error(MPI_ERR_ARG, "argument buf: not the buffer given to the matching *_begin");
     }
     fh->split.active = 0;
-    if (status != MPI_STATUS_IGNORE) {
-        *status = fh->split.status;
+    fh->split.req    = NULL;
+    if (r == NULL) { /* begin failed and said so */
+        if (status != MPI_STATUS_IGNORE) {
+            status_set(status, 0);
+        }
+        return MPI_SUCCESS;
     }
-    return MPI_SUCCESS;
+    return weft_request_wait(r, status);
 }
 
 #define SPLIT_RD(_fn, _where)                                                                               \
     int weft_file_##_fn##_begin_impl(weft_file_t *fh, void *buf, MPI_Count count,                          \
                                      weft_datatype_t *datatype)                                             \
     {                                                                                                       \
-        MPI_Status st;                                                                                      \
-        int        rc = split_check(fh);                                                                    \
-        if (rc != MPI_SUCCESS) {                                                                            \
-            return rc;                                                                                      \
-        }                                                                                                   \
-        return split_begin(fh, do_access(fh, 0, 1, _where, 0, buf, count, datatype, &st), buf, &st);          \
+        return split_begin(fh, 0, _where, 0, buf, count, datatype);                                         \
     }                                                                                                       \
     int weft_file_##_fn##_end_impl(weft_file_t *fh, void *buf, MPI_Status *status)                         \
     {                                                                                                       \
@@ -622,12 +671,7 @@ static int split_end(weft_file_t *fh, const void *buf, MPI_Status *status)
     int weft_file_##_fn##_begin_impl(weft_file_t *fh, const void *buf, MPI_Count count,                    \
                                      weft_datatype_t *datatype)                                             \
     {                                                                                                       \
-        MPI_Status st;                                                                                      \
-        int        rc = split_check(fh);                                                                    \
-        if (rc != MPI_SUCCESS) {                                                                            \
-            return rc;                                                                                      \
-        }                                                                                                   \
-        return split_begin(fh, do_access(fh, 1, 1, _where, 0, (void *)buf, count, datatype, &st), buf, &st);  \
+        return split_begin(fh, 1, _where, 0, buf, count, datatype);                                         \
     }                                                                                                       \
     int weft_file_##_fn##_end_impl(weft_file_t *fh, const void *buf, MPI_Status *status)                   \
     {                                                                                                       \
@@ -642,13 +686,7 @@ SPLIT_WR(write_ordered, AT_ORDERED)
 int weft_file_read_at_all_begin_impl(weft_file_t *fh, MPI_Offset offset, void *buf, MPI_Count count,
                                      weft_datatype_t *datatype)
 {
-    MPI_Status st;
-    int        rc = split_check(fh);
-
-    if (rc != MPI_SUCCESS) {
-        return rc;
-    }
-    return split_begin(fh, do_access(fh, 0, 1, AT_EXPLICIT, offset, buf, count, datatype, &st), buf, &st);
+    return split_begin(fh, 0, AT_EXPLICIT, offset, buf, count, datatype);
 }
 
 int weft_file_read_at_all_end_impl(weft_file_t *fh, void *buf, MPI_Status *status)
@@ -659,14 +697,7 @@ int weft_file_read_at_all_end_impl(weft_file_t *fh, void *buf, MPI_Status *statu
 int weft_file_write_at_all_begin_impl(weft_file_t *fh, MPI_Offset offset, const void *buf, MPI_Count count,
                                       weft_datatype_t *datatype)
 {
-    MPI_Status st;
-    int        rc = split_check(fh);
-
-    if (rc != MPI_SUCCESS) {
-        return rc;
-    }
-    return split_begin(fh, do_access(fh, 1, 1, AT_EXPLICIT, offset, (void *)buf, count, datatype, &st), buf,
-                       &st);
+    return split_begin(fh, 1, AT_EXPLICIT, offset, buf, count, datatype);
 }
 
 int weft_file_write_at_all_end_impl(weft_file_t *fh, const void *buf, MPI_Status *status)
@@ -749,6 +780,7 @@ int weft_file_seek_shared_impl(weft_file_t *fh, MPI_Offset offset, int whence)
     MPI_Offset cur = 0, to = 0, in[4], out[4];
     int        rc  = MPI_SUCCESS, all;
 
+    weft_io_nbc_drain(fh); /* collective: the file's non-blocking collectives come first */
     /* every rank must pass the same offset and whence */
     in[0] = offset;
     in[1] = -offset;

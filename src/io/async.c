@@ -15,6 +15,10 @@
  * weft_file_t.xfer_lock serialises transfers of one file (a data-sieving
  * read-modify-write must not interleave with another write of the window).
  * MPI_File_close and MPI_Finalize wait for the file's queued transfers.
+ *
+ * The same worker runs the file I/O steps of background collectives
+ * (nbcoll.c, twophase.c): weft_io_job_post queues fn(arg), the owner polls
+ * weft_io_job_test from the progress engine (no request, no done list).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -25,9 +29,12 @@
 #include "core/request.h"
 #include "core/runtime.h"
 
-typedef struct io_job {
+struct io_job {
     struct io_job   *next;
     weft_file_t     *fh;
+    int            (*fn)(void *); /* a file I/O step of a background collective (else a transfer) */
+    void            *arg;
+    int              done;        /* fn jobs: set by the worker, polled by their owner */
     int              writing;
     MPI_Offset       pos; /* etypes, absolute in the view */
     void            *buf;
@@ -37,7 +44,8 @@ typedef struct io_job {
     weft_request_t  *req;
     int              rc;
     MPI_Status       status;
-} io_job_t;
+};
+typedef struct io_job io_job_t;
 
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t  q_cond = PTHREAD_COND_INITIALIZER;
@@ -64,6 +72,12 @@ static void *worker_main(void *arg)
             todo_tail = NULL;
         }
         pthread_mutex_unlock(&q_lock);
+        if (j->fn != NULL) {
+            j->rc = weft_io_locked(j->fh, j->fn, j->arg);
+            __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE); /* the owner frees it: touch it no more */
+            pthread_mutex_lock(&q_lock);
+            continue;
+        }
         j->rc = weft_io_transfer(j->fh, j->writing, j->pos, j->buf, j->count, j->dt, j->nbytes, &j->status);
         pthread_mutex_lock(&q_lock);
         j->next   = done_head;
@@ -120,7 +134,7 @@ static void async_finalize(void)
     worker_up = stopping = 0;
 }
 
-static int start_worker(void)
+int weft_io_worker_start(void)
 {
     if (worker_up) {
         return MPI_SUCCESS;
@@ -134,12 +148,64 @@ static int start_worker(void)
     return MPI_SUCCESS;
 }
 
+static void enqueue(io_job_t *j)
+{
+    pthread_mutex_lock(&q_lock);
+    if (todo_tail) {
+        todo_tail->next = j;
+    } else {
+        todo_head = j;
+    }
+    todo_tail = j;
+    pthread_cond_signal(&q_cond);
+    pthread_mutex_unlock(&q_lock);
+}
+
+int weft_io_locked(weft_file_t *fh, int (*fn)(void *), void *arg)
+{
+    int rc;
+
+    pthread_mutex_lock(&fh->xfer_lock);
+    rc = fn(arg);
+    pthread_mutex_unlock(&fh->xfer_lock);
+    return rc;
+}
+
+int weft_io_job_post(weft_file_t *fh, int (*fn)(void *), void *arg, weft_io_job_t **job)
+{
+    io_job_t *j;
+    int       rc = weft_io_worker_start();
+
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    if ((j = calloc(1, sizeof(*j))) == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "cannot allocate an I/O job (file \"%s\")", fh->path);
+    }
+    j->fh  = fh;
+    j->fn  = fn;
+    j->arg = arg;
+    *job   = j;
+    enqueue(j);
+    return MPI_SUCCESS;
+}
+
+int weft_io_job_test(weft_io_job_t *job, int *rc)
+{
+    if (!__atomic_load_n(&job->done, __ATOMIC_ACQUIRE)) {
+        return 0;
+    }
+    *rc = job->rc;
+    free(job);
+    return 1;
+}
+
 int weft_io_post(weft_file_t *fh, int writing, MPI_Offset pos, void *buf, MPI_Count count, weft_datatype_t *dt,
                  MPI_Offset nbytes, MPI_Request *request)
 {
     io_job_t       *j;
     weft_request_t *r;
-    int             rc = start_worker();
+    int             rc = weft_io_worker_start();
 
     if (rc != MPI_SUCCESS) {
         return rc;
@@ -154,15 +220,7 @@ int weft_io_post(weft_file_t *fh, int writing, MPI_Offset pos, void *buf, MPI_Co
     *j = (io_job_t){.fh = fh, .writing = writing, .pos = pos, .buf = buf, .count = count, .dt = dt,
                     .nbytes = nbytes, .req = r};
     __atomic_add_fetch(&fh->async_pending, 1, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&q_lock);
-    if (todo_tail) {
-        todo_tail->next = j;
-    } else {
-        todo_head = j;
-    }
-    todo_tail = j;
-    pthread_cond_signal(&q_cond);
-    pthread_mutex_unlock(&q_lock);
+    enqueue(j);
     *request = (MPI_Request)weft_object_handle(r);
     return MPI_SUCCESS;
 }

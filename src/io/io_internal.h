@@ -66,11 +66,12 @@ typedef struct {
 
 /* A pending split collective (begin done, end not yet called). */
 typedef struct {
-    int        active;
-    const void *buf;
-    MPI_Status status;
-    int        rc;
+    int             active;
+    const void     *buf;
+    weft_request_t *req; /* the background transfer begin started */
 } weft_io_split_t;
+
+typedef struct weft_io_nbc weft_io_nbc_t;
 
 struct weft_file {
     weft_object_t      hdr;
@@ -92,6 +93,12 @@ struct weft_file {
     pthread_mutex_t    lock;      /* individual pointer updates */
     pthread_mutex_t    xfer_lock; /* one transfer at a time (MPI thread vs the I/O worker) */
     int                async_pending; /* queued non-blocking transfers (async.c) */
+    /* Non-blocking collectives (nbcoll.c): they run one at a time in call
+     * order, on their own duplicate of comm so their exchanges never meet
+     * the blocking calls' or the user's. */
+    weft_comm_t       *nbc_comm;
+    weft_io_nbc_t     *nbc_head, *nbc_tail;
+    weft_file_t       *nbc_next; /* files with queued collectives */
 };
 
 /* MPI_ERR_READ_ONLY unless the file was opened for writing. */
@@ -133,6 +140,35 @@ void *weft_io_scratch(weft_file_t *fh, int i, size_t len);
 int weft_io_collective(weft_file_t *fh, int local_rc, int writing, const weft_io_seg_t *segs, int nseg,
                        char *data, MPI_Offset nbytes, MPI_Offset *done);
 
+/* twophase.c: the same transfer as a state machine run in the background
+ * on comm (non-blocking exchanges, file I/O on the I/O worker). NULL when
+ * out of memory. advance returns 1 once finished; result gives its error
+ * code and the stream bytes done. segs and data must live until then. */
+typedef struct weft_io_tp weft_io_tp_t;
+weft_io_tp_t *weft_io_tp_start(weft_file_t *fh, weft_comm_t *comm, int local_rc, int writing,
+                               const weft_io_seg_t *segs, int nseg, char *data, MPI_Offset nbytes);
+int           weft_io_tp_advance(weft_io_tp_t *t);
+int           weft_io_tp_result(weft_io_tp_t *t, MPI_Offset *done);
+void          weft_io_tp_free(weft_io_tp_t *t);
+
+/* access.c: one access of the view: the segments of stream bytes
+ * [pos*esize, +nbytes) and the data in file representation (the user's
+ * buffer itself when no conversion is needed; packed for writes). finish
+ * unpacks reads, fills status (memory bytes) and frees. */
+typedef struct {
+    int              writing, direct;
+    MPI_Offset       pos, nbytes; /* pos in etypes */
+    void            *buf;
+    MPI_Count        count;
+    weft_datatype_t *dt;
+    weft_io_seg_t   *segs;
+    int              nseg;
+    char            *data;
+} weft_io_xfer_t;
+int weft_io_xfer_prepare(weft_file_t *fh, weft_io_xfer_t *x);
+int weft_io_xfer_finish(weft_file_t *fh, weft_io_xfer_t *x, int rc, MPI_Offset done, MPI_Status *status,
+                        MPI_Offset *moved);
+
 /* access.c: independent transfer at view position pos (etypes), as the
  * blocking calls do it; status gets the memory bytes moved. */
 int weft_io_transfer(weft_file_t *fh, int writing, MPI_Offset pos, void *buf, MPI_Count count,
@@ -144,6 +180,27 @@ int  weft_io_post(weft_file_t *fh, int writing, MPI_Offset pos, void *buf, MPI_C
                   MPI_Offset nbytes, MPI_Request *request);
 /* Wait until the file has no queued transfers (close). */
 void weft_io_drain(weft_file_t *fh);
+/* Start the I/O worker thread (once; its finalize hook stops it). */
+int  weft_io_worker_start(void);
+/* fn(arg) under fh's xfer_lock (file I/O steps never interleave with
+ * another transfer of the file). */
+int  weft_io_locked(weft_file_t *fh, int (*fn)(void *), void *arg);
+/* The same on the I/O worker thread; weft_io_job_test returns 1 (and frees
+ * the job, *rc its result) once it ran. */
+typedef struct io_job weft_io_job_t;
+int  weft_io_job_post(weft_file_t *fh, int (*fn)(void *), void *arg, weft_io_job_t **job);
+int  weft_io_job_test(weft_io_job_t *job, int *rc);
+
+/* nbcoll.c: start a collective access in the background (x prepared; it
+ * is taken over) after the file's earlier ones; *req completes when it is
+ * done. With local_rc an error the rank still takes part (so nobody waits
+ * for it) and req is NULL. Returns local_rc or an error of its own.
+ * ordered: x is not prepared yet; its position (rank order after the
+ * shared file pointer) is found in the background first. */
+int  weft_io_nbc_start(weft_file_t *fh, int local_rc, int ordered, weft_io_xfer_t *x, weft_request_t **req);
+/* Wait for the file's background collectives (every collective call on
+ * the file first, close). */
+void weft_io_nbc_drain(weft_file_t *fh);
 
 /* file.c: shared file pointer (etypes), atomically fetched and advanced. */
 int weft_io_shared_fetch_add(weft_file_t *fh, MPI_Offset add, MPI_Offset *old);

@@ -14,6 +14,13 @@
  * Segments of one access are in file order and their data is consecutive
  * in the stream, so the bytes a rank exchanges with one aggregator in one
  * round are one contiguous run of its buffer: no packing on the rank side.
+ *
+ * The transfer is a state machine (weft_io_tp_advance). Blocking calls run
+ * it with blocking exchanges and file I/O in the calling thread, so it ends
+ * in one advance. Non-blocking and split collectives (nbcoll.c) run it in
+ * the background: each exchange is a non-blocking collective on the file's
+ * private communicator and each aggregator read/write goes to the I/O worker
+ * thread; the progress engine advances it when they complete.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,6 +30,7 @@
 #include "core/comm.h"
 #include "core/datatype.h"
 #include "core/errors.h"
+#include "core/request.h"
 #include "core/runtime.h"
 #include "api_impl.h"
 
@@ -36,24 +44,57 @@ typedef struct {
     MPI_Offset at;  /* file offset reached inside it */
 } cursor_t;
 
-typedef struct {
+/* States of a collective transfer (see weft_io_tp_advance). */
+enum {
+    S_START,       /* post the exchange of every rank's range and status */
+    S_INFO,        /* ranges known: choose independent or two-phase */
+    S_INDEP_IO,    /* independent transfer done: agree on its status */
+    S_INDEP_AGREED,
+    S_SETUP,       /* aggregators and buffers set up on every rank? */
+    S_ROUND,       /* start round r (or the final agreement) */
+    S_COUNTS,      /* piece and byte counts exchanged */
+    S_ROUND_AGREED,
+    S_PIECES,      /* pieces exchanged */
+    S_WDATA,       /* write data at the aggregators */
+    S_WIO,         /* aggregator wrote its window */
+    S_RIO,         /* aggregator read its window */
+    S_RDATA,       /* read data back at the ranks */
+    S_FINAL,
+    S_FINISHED
+};
+
+struct weft_io_tp {
     weft_file_t     *fh;
     weft_comm_t     *comm;
-    int              writing, nagg;
+    int              bg;        /* background: exchanges non-blocking, file I/O on the worker */
+    int              writing, nagg, local_rc;
+    int              state, rc, io_rc, job_rc;
+    weft_request_t  *req;       /* exchange in flight (bg) */
+    weft_io_job_t   *job;       /* file I/O in flight (bg) */
+    int              agree_in, agree_out;
+    MPI_Offset       mine[4], *all;
+    int              r, rounds;
     int             *agg_rank;  /* aggregator index -> rank */
     int              my_agg;    /* my aggregator index or -1 */
     MPI_Offset       lo, hi, dsize, cb;
     const weft_io_seg_t *segs;
     int              nseg;
     char            *data;
+    MPI_Offset       nbytes, done;
     cursor_t        *cur;
     /* per-round exchange buffers, indexed by rank */
     MPI_Count       *cnt_send, *cnt_recv;  /* 2 per rank: pieces, bytes */
     MPI_Count       *mc_s, *mc_r, *dc_s, *dc_r;
     MPI_Aint        *md_s, *md_r, *dd_s, *dd_r;
     piece_t         *my_pieces;
-    int              my_cap, my_n;
-} tp_t;
+    int              my_cap, my_n, round_local;
+    /* this round at the aggregator: pieces received and their data */
+    piece_t         *rpieces;
+    char            *rdata;
+    MPI_Count        npieces;
+};
+
+typedef struct weft_io_tp tp_t;
 
 static weft_datatype_t *byte_t(void)
 {
@@ -134,7 +175,11 @@ static int first_seg_after(const weft_io_seg_t *segs, int n, MPI_Offset off)
     return lo;
 }
 
-static int add_piece(tp_t *t, MPI_Offset off, MPI_Offset len)
+/* Append a piece to the current aggregator's list, which starts at index
+ * first (merged with its last piece when they touch; never with the
+ * previous aggregator's, even when the file bytes continue across the
+ * domain boundary). */
+static int add_piece(tp_t *t, int first, MPI_Offset off, MPI_Offset len)
 {
     if (t->my_n == t->my_cap) {
         int      cap = t->my_cap ? 2 * t->my_cap : 64;
@@ -145,7 +190,7 @@ static int add_piece(tp_t *t, MPI_Offset off, MPI_Offset len)
         t->my_pieces = p;
         t->my_cap    = cap;
     }
-    if (t->my_n > 0 && t->my_pieces[t->my_n - 1].off + t->my_pieces[t->my_n - 1].len == off) {
+    if (t->my_n > first && t->my_pieces[t->my_n - 1].off + t->my_pieces[t->my_n - 1].len == off) {
         t->my_pieces[t->my_n - 1].len += len;
         return MPI_SUCCESS;
     }
@@ -160,10 +205,16 @@ static int cmp_piece(const void *a, const void *b)
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* Aggregator side of one round: pieces (n, from all senders in rank order)
- * with their data in buf (writes) or to be filled (reads). */
-static int aggregate(tp_t *t, piece_t *pieces, MPI_Count n, char *buf)
+/* Aggregator side of one round (a file I/O step: runs under the file's
+ * xfer_lock, on the I/O worker in the background): the pieces of all
+ * senders in rank order, with their data in rdata (writes) or to be filled
+ * (reads). */
+static int aggregate(void *arg)
 {
+    tp_t      *t = arg;
+    piece_t   *pieces = t->rpieces;
+    MPI_Count  n = t->npieces;
+    char      *buf = t->rdata;
     MPI_Offset lo = INT64_MAX, hi = -1, covered = 0, reach, got;
     char      *span;
     piece_t   *sorted;
@@ -223,31 +274,101 @@ static int aggregate(tp_t *t, piece_t *pieces, MPI_Count n, char *buf)
     return rc;
 }
 
-/* The worst error class of the ranks of comm (MPI_SUCCESS if none). */
-static int agree_rc(weft_comm_t *comm, int mine)
+/* Independent transfer of this rank's segments (a file I/O step). */
+static int independent(void *arg)
 {
-    int worst = mine;
-    if (comm->size > 1 && weft_allreduce_impl(&mine, &worst, 1, weft_datatype_from_handle(MPI_INT),
-                                              weft_op_from_handle(MPI_MAX), comm) != MPI_SUCCESS) {
-        return MPI_ERR_OTHER;
-    }
-    return worst;
+    tp_t *t = arg;
+
+    return t->nseg > 0 ? weft_io_indep(t->fh, t->writing, t->segs, t->nseg, t->data, &t->done) : MPI_SUCCESS;
 }
 
-static int round_exchange(tp_t *t, int r, int *io_rc)
+/* ---- exchanges and file I/O steps in either mode ---------------------------------
+ * Blocking: the exchange or the I/O is done when the call returns. Background:
+ * it is posted (t->req, t->job) and weft_io_tp_advance resumes once it is. */
+
+/* (h is read after the call that fills it, an argument next to it, ran) */
+static int posted(tp_t *t, int rc, const MPI_Request *h)
 {
-    int        size = t->comm->size, rc, local = MPI_SUCCESS;
-    MPI_Count  npieces = 0, nbytes = 0;
-    piece_t   *rpieces = NULL;
-    char      *rdata   = NULL;
+    if (rc == MPI_SUCCESS) {
+        t->req = weft_request_from_handle(*h);
+    }
+    return rc;
+}
+
+static int x_allgather(tp_t *t, const void *s, MPI_Count n, void *r)
+{
+    MPI_Request h;
+
+    if (!t->bg) {
+        return weft_allgather_impl(s, n, byte_t(), r, n, byte_t(), t->comm);
+    }
+    return posted(t, weft_iallgather_impl(s, n, byte_t(), r, n, byte_t(), t->comm, &h), &h);
+}
+
+/* agree_out = the worst agree_in of the ranks */
+static int x_agree(tp_t *t)
+{
+    MPI_Request      h;
+    weft_datatype_t *i = weft_datatype_from_handle(MPI_INT);
+    weft_op_t       *max = weft_op_from_handle(MPI_MAX);
+
+    t->agree_out = t->agree_in;
+    if (t->comm->size == 1) {
+        return MPI_SUCCESS;
+    }
+    if (!t->bg) {
+        return weft_allreduce_impl(&t->agree_in, &t->agree_out, 1, i, max, t->comm);
+    }
+    return posted(t, weft_iallreduce_impl(&t->agree_in, &t->agree_out, 1, i, max, t->comm, &h), &h);
+}
+
+static int x_alltoallv(tp_t *t, const void *s, const MPI_Count *sc, const MPI_Aint *sd, void *r,
+                       const MPI_Count *rc, const MPI_Aint *rd)
+{
+    MPI_Request h;
+
+    if (!t->bg) {
+        return weft_alltoallv_c_impl(s, sc, sd, byte_t(), r, rc, rd, byte_t(), t->comm);
+    }
+    return posted(t, weft_ialltoallv_c_impl(s, sc, sd, byte_t(), r, rc, rd, byte_t(), t->comm, &h), &h);
+}
+
+static int x_counts(tp_t *t)
+{
+    MPI_Count   n = 2 * (MPI_Count)sizeof(MPI_Count);
+    MPI_Request h;
+
+    if (!t->bg) {
+        return weft_alltoall_impl(t->cnt_send, n, byte_t(), t->cnt_recv, n, byte_t(), t->comm);
+    }
+    return posted(t, weft_ialltoall_impl(t->cnt_send, n, byte_t(), t->cnt_recv, n, byte_t(), t->comm, &h), &h);
+}
+
+/* A file I/O step: its result lands in t->job_rc. */
+static int io_step(tp_t *t, int (*fn)(void *))
+{
+    if (!t->bg) {
+        t->job_rc = weft_io_locked(t->fh, fn, t);
+        return MPI_SUCCESS;
+    }
+    return weft_io_job_post(t->fh, fn, t, &t->job);
+}
+
+/* ---- the steps ------------------------------------------------------------------ */
+
+/* This rank's pieces of round r for every aggregator's window, and the
+ * counts to send. */
+static void round_pieces(tp_t *t)
+{
+    int size = t->comm->size, rc;
 
     memset(t->cnt_send, 0, 2 * size * sizeof(MPI_Count));
     memset(t->mc_s, 0, size * sizeof(MPI_Count));
     memset(t->dc_s, 0, size * sizeof(MPI_Count));
     memset(t->md_s, 0, size * sizeof(MPI_Aint));
     memset(t->dd_s, 0, size * sizeof(MPI_Aint));
-    t->my_n = 0;
-    /* my pieces for every aggregator's window of this round */
+    t->my_n        = 0;
+    t->round_local = MPI_SUCCESS;
     for (int a = 0; a < t->nagg; a++) {
         MPI_Offset ds, de, wlo, whi, bytes = 0;
         cursor_t  *c    = &t->cur[a];
@@ -255,7 +376,7 @@ static int round_exchange(tp_t *t, int r, int *io_rc)
         MPI_Offset pos0 = -1;
 
         domain(t, a, &ds, &de);
-        wlo = ds + (MPI_Offset)r * t->cb;
+        wlo = ds + (MPI_Offset)t->r * t->cb;
         whi = wlo + t->cb < de ? wlo + t->cb : de;
         while (wlo < whi && c->idx < t->nseg && t->segs[c->idx].off < whi) {
             const weft_io_seg_t *s  = &t->segs[c->idx];
@@ -268,8 +389,8 @@ static int round_exchange(tp_t *t, int r, int *io_rc)
                 if (pos0 < 0) {
                     pos0 = s->pos + (st - s->off);
                 }
-                if ((rc = add_piece(t, st, en - st)) != MPI_SUCCESS) {
-                    local = rc; /* still exchange (empty) counts and agree below */
+                if ((rc = add_piece(t, first, st, en - st)) != MPI_SUCCESS) {
+                    t->round_local = rc; /* still exchange (empty) counts and agree below */
                     break;
                 }
                 bytes += en - st;
@@ -289,55 +410,33 @@ static int round_exchange(tp_t *t, int r, int *io_rc)
         t->dc_s[dest]             = bytes;
         t->dd_s[dest]             = pos0 < 0 ? 0 : (MPI_Aint)pos0;
     }
-    if (local != MPI_SUCCESS) {
+    if (t->round_local != MPI_SUCCESS) {
         memset(t->cnt_send, 0, 2 * size * sizeof(MPI_Count));
     }
-    rc = weft_alltoall_impl(t->cnt_send, 2 * sizeof(MPI_Count), byte_t(), t->cnt_recv, 2 * sizeof(MPI_Count),
-                            byte_t(), t->comm);
-    if (rc != MPI_SUCCESS) {
-        return rc;
-    }
-    for (int s = 0; s < size; s++) {
+}
+
+/* Counts received: displacements and the aggregator's buffers. */
+static void round_buffers(tp_t *t)
+{
+    MPI_Count nbytes = 0;
+
+    t->npieces = 0;
+    for (int s = 0; s < t->comm->size; s++) {
         t->mc_r[s] = t->cnt_recv[2 * s] * (MPI_Count)sizeof(piece_t);
-        t->md_r[s] = (MPI_Aint)npieces * (MPI_Aint)sizeof(piece_t);
+        t->md_r[s] = (MPI_Aint)t->npieces * (MPI_Aint)sizeof(piece_t);
         t->dc_r[s] = t->cnt_recv[2 * s + 1];
         t->dd_r[s] = (MPI_Aint)nbytes;
-        npieces += t->cnt_recv[2 * s];
+        t->npieces += t->cnt_recv[2 * s];
         nbytes += t->cnt_recv[2 * s + 1];
     }
-    if (local == MPI_SUCCESS) {
-        rpieces = malloc((npieces ? npieces : 1) * sizeof(piece_t));
-        rdata   = weft_io_scratch(t->fh, 1, nbytes ? (size_t)nbytes : 1);
-        if (!rpieces || !rdata) {
-            local = weft_error(MPI_ERR_NO_MEM, "cannot allocate %lld bytes for collective I/O",
-                               (long long)nbytes);
+    if (t->round_local == MPI_SUCCESS) {
+        t->rpieces = malloc((t->npieces ? t->npieces : 1) * sizeof(piece_t));
+        t->rdata   = weft_io_scratch(t->fh, 1, nbytes ? (size_t)nbytes : 1);
+        if (!t->rpieces || !t->rdata) {
+            t->round_local = weft_error(MPI_ERR_NO_MEM, "cannot allocate %lld bytes for collective I/O",
+                                        (long long)nbytes);
         }
     }
-    /* Out of memory on any rank: every rank leaves this round with an error
-     * (the data exchanges below would otherwise wait for it forever). */
-    if ((rc = agree_rc(t->comm, local)) != MPI_SUCCESS) {
-        free(rpieces);
-        return local != MPI_SUCCESS ? local
-                                    : weft_error(rc, "file \"%s\": collective I/O failed on another rank (%s)",
-                                                 t->fh->path, rc == MPI_ERR_NO_MEM ? "out of memory" : "error");
-    }
-    rc = weft_alltoallv_c_impl(t->my_pieces, t->mc_s, t->md_s, byte_t(), rpieces, t->mc_r, t->md_r, byte_t(),
-                               t->comm);
-    if (rc == MPI_SUCCESS && t->writing) {
-        rc = weft_alltoallv_c_impl(t->data, t->dc_s, t->dd_s, byte_t(), rdata, t->dc_r, t->dd_r, byte_t(),
-                                   t->comm);
-        if (rc == MPI_SUCCESS && *io_rc == MPI_SUCCESS) {
-            *io_rc = aggregate(t, rpieces, npieces, rdata);
-        }
-    } else if (rc == MPI_SUCCESS) {
-        if (*io_rc == MPI_SUCCESS) {
-            *io_rc = aggregate(t, rpieces, npieces, rdata);
-        }
-        rc = weft_alltoallv_c_impl(rdata, t->dc_r, t->dd_r, byte_t(), t->data, t->dc_s, t->dd_s, byte_t(),
-                                   t->comm);
-    }
-    free(rpieces);
-    return rc;
 }
 
 static int alloc_round_buffers(tp_t *t)
@@ -362,8 +461,9 @@ static int alloc_round_buffers(tp_t *t)
     return MPI_SUCCESS;
 }
 
-static void free_tp(tp_t *t)
+static void free_state(tp_t *t)
 {
+    free(t->all);
     free(t->agg_rank);
     free(t->cnt_send);
     free(t->cnt_recv);
@@ -377,6 +477,13 @@ static void free_tp(tp_t *t)
     free(t->dd_r);
     free(t->cur);
     free(t->my_pieces);
+    free(t->rpieces);
+    t->all = NULL;
+    t->agg_rank = NULL;
+    t->cnt_send = t->cnt_recv = t->mc_s = t->mc_r = t->dc_s = t->dc_r = NULL;
+    t->md_s = t->md_r = t->dd_s = t->dd_r = NULL;
+    t->cur       = NULL;
+    t->my_pieces = t->rpieces = NULL;
 }
 
 /* Stream bytes of this rank's access that lie below the end of the file. */
@@ -397,39 +504,24 @@ static MPI_Offset read_done(weft_file_t *fh, const weft_io_seg_t *segs, int nseg
     return nbytes;
 }
 
-int weft_io_collective(weft_file_t *fh, int local_rc, int writing, const weft_io_seg_t *segs, int nseg,
-                       char *data, MPI_Offset nbytes, MPI_Offset *done)
+static void finish(tp_t *t, int rc)
 {
-    tp_t        t;
-    weft_comm_t *comm = fh->comm;
-    int          size = comm->size, mode = writing ? fh->hints.cb_write : fh->hints.cb_read;
-    MPI_Offset   mine[4], *all = NULL, unit, worst = MPI_SUCCESS;
-    int          rc = MPI_SUCCESS, io_rc = MPI_SUCCESS, interleaved = 0, noncontig = 0, rounds, agreed;
-    struct stat  st;
+    free_state(t);
+    t->rc    = rc;
+    t->state = S_FINISHED;
+}
 
-    *done = 0;
-    memset(&t, 0, sizeof(t));
-    mine[0] = nseg > 0 ? segs[0].off : INT64_MAX;
-    mine[1] = nseg > 0 ? segs[nseg - 1].off + segs[nseg - 1].len : -1;
-    mine[2] = nseg;
-    mine[3] = local_rc;
-    all     = malloc(4 * size * sizeof(MPI_Offset));
-    if (all == NULL) {
-        /* still take part, as a failed rank */
-        MPI_Offset failed[4] = {INT64_MAX, -1, 0, MPI_ERR_NO_MEM}, *one = malloc(4 * size * sizeof(MPI_Offset));
-        if (one) {
-            weft_allgather_impl(failed, sizeof(failed), byte_t(), one, sizeof(failed), byte_t(), comm);
-            free(one);
-        }
-        return weft_error(MPI_ERR_NO_MEM, "cannot allocate collective I/O state");
-    }
-    rc = weft_allgather_impl(mine, 4 * sizeof(MPI_Offset), byte_t(), all, 4 * sizeof(MPI_Offset), byte_t(), comm);
-    if (rc != MPI_SUCCESS) {
-        free(all);
-        return rc;
-    }
-    t.lo = INT64_MAX;
-    t.hi = -1;
+/* Ranges of every rank known: independent when that is as good, else set
+ * up the aggregators and domains. */
+static int info_step(tp_t *t)
+{
+    int         size = t->comm->size, mode = t->writing ? t->fh->hints.cb_write : t->fh->hints.cb_read;
+    int         interleaved = 0, noncontig = 0, rc;
+    MPI_Offset  worst = MPI_SUCCESS, unit, *all = t->all;
+    struct stat st;
+
+    t->lo = INT64_MAX;
+    t->hi = -1;
     for (int r = 0; r < size; r++) {
         MPI_Offset lo = all[4 * r], hi = all[4 * r + 1];
         worst = all[4 * r + 3] > worst ? all[4 * r + 3] : worst;
@@ -442,84 +534,261 @@ int weft_io_collective(weft_file_t *fh, int local_rc, int writing, const weft_io
                 interleaved = 1;
             }
         }
-        t.lo = lo < t.lo ? lo : t.lo;
-        t.hi = hi > t.hi ? hi : t.hi;
+        t->lo = lo < t->lo ? lo : t->lo;
+        t->hi = hi > t->hi ? hi : t->hi;
     }
-    free(all);
-    if (local_rc != MPI_SUCCESS) {
-        return local_rc;
+    if (t->local_rc != MPI_SUCCESS) {
+        finish(t, t->local_rc);
+        return MPI_SUCCESS;
     }
     if (worst != MPI_SUCCESS) {
-        return weft_error((int)worst, "file \"%s\": the operation failed on another rank", fh->path);
+        finish(t, weft_error((int)worst, "file \"%s\": the operation failed on another rank", t->fh->path));
+        return MPI_SUCCESS;
     }
-    if (t.hi <= t.lo) {
-        return MPI_SUCCESS; /* nobody has data */
+    if (t->hi <= t->lo) {
+        finish(t, MPI_SUCCESS); /* nobody has data */
+        return MPI_SUCCESS;
     }
     if (mode == 0 || (mode == 2 && !interleaved && !noncontig) || size == 1) {
         /* Independent is as good: each rank has one contiguous run of its own. */
-        if (nseg > 0) {
-            io_rc = weft_io_indep(fh, writing, segs, nseg, data, done);
-        }
-        agreed = 0;
-        {
-            int in = io_rc;
-            rc     = weft_allreduce_impl(&in, &agreed, 1, weft_datatype_from_handle(MPI_INT),
-                                         weft_op_from_handle(MPI_MAX), comm);
-        }
-        if (rc == MPI_SUCCESS && agreed != MPI_SUCCESS && io_rc == MPI_SUCCESS) {
-            io_rc = weft_error(agreed, "file \"%s\": collective I/O failed on another rank", fh->path);
-        }
-        return rc != MPI_SUCCESS ? rc : io_rc;
+        t->state = S_INDEP_IO;
+        return io_step(t, independent);
     }
-    t.fh      = fh;
-    t.comm    = comm;
-    t.writing = writing;
-    t.segs    = segs;
-    t.nseg    = nseg;
-    t.data    = data;
-    t.cb      = fh->hints.cb_buffer_size;
-    unit      = fh->hints.striping_unit > 0 ? fh->hints.striping_unit
-                : (fstat(fh->fd, &st) == 0 && st.st_blksize > 0) ? (MPI_Offset)st.st_blksize : 4096;
-    rc        = choose_aggregators(&t, fh->hints.cb_nodes > 0 ? fh->hints.cb_nodes : 1);
+    t->cb = t->fh->hints.cb_buffer_size;
+    unit  = t->fh->hints.striping_unit > 0                               ? t->fh->hints.striping_unit
+            : (fstat(t->fh->fd, &st) == 0 && st.st_blksize > 0) ? (MPI_Offset)st.st_blksize
+                                                                 : 4096;
+    rc    = choose_aggregators(t, t->fh->hints.cb_nodes > 0 ? t->fh->hints.cb_nodes : 1);
     if (rc == MPI_SUCCESS) {
         /* Domains: equal shares of [lo, hi), cut on multiples of the unit. */
-        MPI_Offset first = t.lo - t.lo % unit;
-        MPI_Offset share = (t.hi - first + t.nagg - 1) / t.nagg;
+        MPI_Offset first = t->lo - t->lo % unit;
+        MPI_Offset share = (t->hi - first + t->nagg - 1) / t->nagg;
         share            = ((share + unit - 1) / unit) * unit;
-        t.dsize          = share; /* domain a: [first + a*share, +share) clipped to hi */
-        t.lo    = first;
-        rc      = alloc_round_buffers(&t);
+        t->dsize         = share; /* domain a: [first + a*share, +share) clipped to hi */
+        t->lo            = first;
+        rc               = alloc_round_buffers(t);
     }
     /* A rank that could not set up must not leave the others in the rounds. */
-    worst = agree_rc(comm, rc);
-    if (rc == MPI_SUCCESS && worst != MPI_SUCCESS) {
-        rc = weft_error((int)worst, "file \"%s\": collective I/O could not start on another rank", fh->path);
-    }
-    if (rc == MPI_SUCCESS) {
-        for (int a = 0; a < t.nagg; a++) {
+    t->rc       = rc;
+    t->agree_in = rc;
+    t->state    = S_SETUP;
+    return x_agree(t);
+}
+
+/* One step of the state machine; a failed exchange ends it. */
+static void step(tp_t *t)
+{
+    int rc = MPI_SUCCESS;
+
+    switch (t->state) {
+    case S_START:
+        t->state = S_INFO;
+        rc       = x_allgather(t, t->mine, 4 * (MPI_Count)sizeof(MPI_Offset), t->all);
+        break;
+    case S_INFO:
+        rc = info_step(t);
+        break;
+    case S_INDEP_IO:
+        t->io_rc    = t->job_rc;
+        t->agree_in = t->io_rc;
+        t->state    = S_INDEP_AGREED;
+        rc          = x_agree(t);
+        break;
+    case S_INDEP_AGREED:
+        if (t->agree_out != MPI_SUCCESS && t->io_rc == MPI_SUCCESS) {
+            t->io_rc = weft_error(t->agree_out, "file \"%s\": collective I/O failed on another rank", t->fh->path);
+        }
+        finish(t, t->io_rc);
+        return;
+    case S_SETUP:
+        if (t->rc == MPI_SUCCESS && t->agree_out != MPI_SUCCESS) {
+            t->rc = weft_error(t->agree_out, "file \"%s\": collective I/O could not start on another rank",
+                               t->fh->path);
+        }
+        if (t->rc != MPI_SUCCESS) {
+            finish(t, t->rc);
+            return;
+        }
+        for (int a = 0; a < t->nagg; a++) {
             MPI_Offset ds, de;
-            domain(&t, a, &ds, &de);
-            t.cur[a].idx = first_seg_after(segs, nseg, ds);
+            domain(t, a, &ds, &de);
+            t->cur[a].idx = first_seg_after(t->segs, t->nseg, ds);
         }
-        rounds = (int)((t.dsize + t.cb - 1) / t.cb);
-        for (int r = 0; r < rounds && rc == MPI_SUCCESS; r++) {
-            rc = round_exchange(&t, r, &io_rc);
+        t->rounds = (int)((t->dsize + t->cb - 1) / t->cb);
+        t->r      = 0;
+        t->state  = S_ROUND;
+        return;
+    case S_ROUND:
+        if (t->r == t->rounds) {
+            t->agree_in = t->io_rc;
+            t->state    = S_FINAL;
+            rc          = x_agree(t);
+            break;
         }
-    }
-    free_tp(&t);
-    if (rc == MPI_SUCCESS) {
-        int in = io_rc;
-        rc     = weft_allreduce_impl(&in, &agreed, 1, weft_datatype_from_handle(MPI_INT),
-                                     weft_op_from_handle(MPI_MAX), comm);
-        if (rc == MPI_SUCCESS && agreed != MPI_SUCCESS && io_rc == MPI_SUCCESS) {
-            io_rc = weft_error(agreed, "file \"%s\": collective I/O failed on an aggregator", fh->path);
+        round_pieces(t);
+        t->state = S_COUNTS;
+        rc       = x_counts(t);
+        break;
+    case S_COUNTS:
+        round_buffers(t);
+        /* Out of memory on any rank: every rank leaves with an error (the
+         * data exchanges would otherwise wait for it forever). */
+        t->agree_in = t->round_local;
+        t->state    = S_ROUND_AGREED;
+        rc          = x_agree(t);
+        break;
+    case S_ROUND_AGREED:
+        if (t->agree_out != MPI_SUCCESS) {
+            finish(t, t->round_local != MPI_SUCCESS
+                          ? t->round_local
+                          : weft_error(t->agree_out, "file \"%s\": collective I/O failed on another rank (%s)",
+                                       t->fh->path, t->agree_out == MPI_ERR_NO_MEM ? "out of memory" : "error"));
+            return;
         }
+        t->state = S_PIECES;
+        rc       = x_alltoallv(t, t->my_pieces, t->mc_s, t->md_s, t->rpieces, t->mc_r, t->md_r);
+        break;
+    case S_PIECES:
+        if (t->writing) {
+            t->state = S_WDATA;
+            rc       = x_alltoallv(t, t->data, t->dc_s, t->dd_s, t->rdata, t->dc_r, t->dd_r);
+            break;
+        }
+        t->state  = S_RIO;
+        t->job_rc = t->io_rc;
+        if (t->io_rc == MPI_SUCCESS && t->npieces > 0) {
+            rc = io_step(t, aggregate);
+        }
+        break;
+    case S_WDATA:
+        t->state  = S_WIO;
+        t->job_rc = t->io_rc;
+        if (t->io_rc == MPI_SUCCESS && t->npieces > 0) {
+            rc = io_step(t, aggregate);
+        }
+        break;
+    case S_RIO:
+        t->io_rc = t->job_rc;
+        t->state = S_RDATA;
+        rc       = x_alltoallv(t, t->rdata, t->dc_r, t->dd_r, t->data, t->dc_s, t->dd_s);
+        break;
+    case S_WIO:
+        t->io_rc = t->job_rc;
+        /* fall through */
+    case S_RDATA:
+        free(t->rpieces);
+        t->rpieces = NULL;
+        t->r++;
+        t->state = S_ROUND;
+        return;
+    case S_FINAL:
+        if (t->agree_out != MPI_SUCCESS && t->io_rc == MPI_SUCCESS) {
+            t->io_rc = weft_error(t->agree_out, "file \"%s\": collective I/O failed on an aggregator", t->fh->path);
+        }
+        if (t->io_rc == MPI_SUCCESS) {
+            t->done = t->writing ? t->nbytes : read_done(t->fh, t->segs, t->nseg, t->nbytes);
+        }
+        finish(t, t->io_rc);
+        return;
     }
     if (rc != MPI_SUCCESS) {
-        return rc;
+        finish(t, rc); /* the exchange itself failed: nothing to agree over */
     }
-    if (io_rc == MPI_SUCCESS) {
-        *done = writing ? nbytes : read_done(fh, segs, nseg, nbytes);
+}
+
+int weft_io_tp_advance(weft_io_tp_t *t)
+{
+    for (;;) {
+        if (t->req != NULL) {
+            int rc;
+            if (!weft_request_is_complete(t->req)) {
+                return 0;
+            }
+            rc     = weft_request_wait(t->req, MPI_STATUS_IGNORE);
+            t->req = NULL;
+            if (rc != MPI_SUCCESS) {
+                finish(t, rc);
+            }
+        }
+        if (t->job != NULL) {
+            if (!weft_io_job_test(t->job, &t->job_rc)) {
+                return 0;
+            }
+            t->job = NULL;
+        }
+        if (t->state == S_FINISHED) {
+            return 1;
+        }
+        step(t);
     }
-    return io_rc;
+}
+
+static void tp_init(tp_t *t, weft_file_t *fh, weft_comm_t *comm, int bg, int local_rc, int writing,
+                    const weft_io_seg_t *segs, int nseg, char *data, MPI_Offset nbytes)
+{
+    memset(t, 0, sizeof(*t));
+    t->fh       = fh;
+    t->comm     = comm;
+    t->bg       = bg;
+    t->writing  = writing;
+    t->segs     = segs;
+    t->nseg     = nseg;
+    t->data     = data;
+    t->nbytes   = nbytes;
+    t->mine[0]  = nseg > 0 ? segs[0].off : INT64_MAX;
+    t->mine[1]  = nseg > 0 ? segs[nseg - 1].off + segs[nseg - 1].len : -1;
+    t->mine[2]  = nseg;
+    t->all      = malloc(4 * comm->size * sizeof(MPI_Offset));
+    t->local_rc = t->all ? local_rc : weft_error(MPI_ERR_NO_MEM, "cannot allocate collective I/O state");
+    t->mine[3]  = t->local_rc;
+    t->state    = S_START;
+}
+
+weft_io_tp_t *weft_io_tp_start(weft_file_t *fh, weft_comm_t *comm, int local_rc, int writing,
+                               const weft_io_seg_t *segs, int nseg, char *data, MPI_Offset nbytes)
+{
+    tp_t *t = malloc(sizeof(*t));
+
+    if (t == NULL) {
+        return NULL;
+    }
+    tp_init(t, fh, comm, 1, local_rc, writing, segs, nseg, data, nbytes);
+    if (t->all == NULL) {
+        free(t); /* cannot even take part in the first exchange */
+        return NULL;
+    }
+    return t;
+}
+
+int weft_io_tp_result(weft_io_tp_t *t, MPI_Offset *done)
+{
+    *done = t->done;
+    return t->rc;
+}
+
+void weft_io_tp_free(weft_io_tp_t *t)
+{
+    free_state(t);
+    free(t);
+}
+
+int weft_io_collective(weft_file_t *fh, int local_rc, int writing, const weft_io_seg_t *segs, int nseg,
+                       char *data, MPI_Offset nbytes, MPI_Offset *done)
+{
+    tp_t t;
+
+    tp_init(&t, fh, fh->comm, 0, local_rc, writing, segs, nseg, data, nbytes);
+    if (t.all == NULL) {
+        /* still take part, as a failed rank */
+        MPI_Offset failed[4] = {INT64_MAX, -1, 0, MPI_ERR_NO_MEM}, *one = malloc(4 * fh->comm->size * sizeof(MPI_Offset));
+        if (one) {
+            weft_allgather_impl(failed, sizeof(failed), byte_t(), one, sizeof(failed), byte_t(), fh->comm);
+            free(one);
+        }
+        *done = 0;
+        return t.local_rc;
+    }
+    weft_io_tp_advance(&t); /* blocking steps: runs to the end */
+    *done = t.done;
+    return t.rc;
 }

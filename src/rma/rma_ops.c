@@ -11,19 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "api_impl.h"
 #include "core/comm.h"
-#include "core/dev/peer.h"
 #include "core/datatype.h"
+#include "core/dev/peer.h"
 #include "core/errors.h"
 #include "core/mpit/pvar.h"
 #include "core/op.h"
 #include "core/request.h"
 #include "rma_internal.h"
+#include "util/copy.h"
 #include "util/tunables.h"
 
 #define RMA_IOV_BATCH 64
@@ -171,46 +169,9 @@ static int cma_move(pid_t pid, char *local, struct iovec *remote, int n, int wri
     return MPI_SUCCESS;
 }
 
-/* Large copies: streaming stores skip reading the destination lines first
- * and keep the copy from evicting the caches. */
-#if defined(__SSE2__)
-static void copy_streaming(char *dst, const char *src, size_t n)
-{
-    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
-
-    memcpy(dst, src, head);
-    dst += head;
-    src += head;
-    n -= head;
-    for (; n >= 64; n -= 64, dst += 64, src += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)src);
-        __m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(src + 32));
-        __m128i d = _mm_loadu_si128((const __m128i *)(src + 48));
-        _mm_stream_si128((__m128i *)dst, a);
-        _mm_stream_si128((__m128i *)(dst + 16), b);
-        _mm_stream_si128((__m128i *)(dst + 32), c);
-        _mm_stream_si128((__m128i *)(dst + 48), d);
-    }
-    memcpy(dst, src, n);
-    _mm_sfence();
-}
-#else
-static void copy_streaming(char *dst, const char *src, size_t n)
-{
-    memcpy(dst, src, n);
-}
-#endif
-
 static void copy_bytes(char *dst, const char *src, size_t n)
 {
-    size_t threshold = (size_t)weft_tunables.RMA_STREAM_THRESHOLD;
-
-    if (threshold > 0 && n >= threshold) {
-        copy_streaming(dst, src, n);
-    } else {
-        memcpy(dst, src, n);
-    }
+    weft_copy_large(dst, src, n, (size_t)weft_tunables.RMA_STREAM_THRESHOLD);
 }
 
 /* Copy nbytes of packed stream between local (buf, count, dt) and the

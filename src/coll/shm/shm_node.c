@@ -80,6 +80,9 @@ int weft_coll_shm_node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count coun
     if (sh->n == 1) {
         return MPI_SUCCESS;
     }
+    if (total > (MPI_Count)PKT_MAX) {
+        weft_coll_shm_prefault(sh, 1, total);
+    }
     /* The root decides the rounds: each round's lines carry its length and
      * the last one says so, so a rank whose count disagrees still takes
      * part in every round (and reports truncation if it gets more than it
@@ -141,6 +144,9 @@ int weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void
             memcpy((char *)rbuf + tlb, (const char *)mydata + tlb, total);
         }
         return MPI_SUCCESS;
+    }
+    if (total > INLINE_BYTES) {
+        weft_coll_shm_prefault(sh, 0, (MPI_Count)total);
     }
     /* Every post carries the call's byte count: ranks whose counts differ
      * report it (and, as everyone reads every post of the first round, all
@@ -232,6 +238,9 @@ int weft_coll_shm_node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_C
     if (n == 1) {
         return MPI_SUCCESS;
     }
+    if (block > (MPI_Count)INLINE_BYTES) {
+        weft_coll_shm_prefault(sh, 0, block);
+    }
     /* Posts carry the block size. With `all` every rank reads every post of
      * the first round, so if the sizes differ all of them notice and stop
      * after it (a rooted gather's root reports it; a multi-round mismatch
@@ -282,6 +291,7 @@ int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_
     if (n == 1) {
         return MPI_SUCCESS;
     }
+    weft_coll_shm_prefault(sh, 0, block);
     while (!last) {
         uint64_t r   = round_begin(sh);
         line_t  *pkt = ready_pkt(sh, r);

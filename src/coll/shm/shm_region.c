@@ -116,6 +116,21 @@ void weft_coll_shm_wait_all(const line_t *lines, size_t stride, int n, int skip,
 
 static void done_floor_update(struct weft_coll_shm *sh, uint64_t r);
 
+void weft_coll_shm_prefault_more(struct weft_coll_shm *sh, int result, size_t bytes)
+{
+    size_t *mapped = result ? &sh->result_mapped : &sh->slots_mapped;
+    char   *area   = result ? sh->result : sh->slots;
+    int     bufs   = result ? NBUF : sh->n * NBUF;
+
+    if (area == NULL) {
+        return;
+    }
+    for (int i = 0; i < bufs; i++) {
+        weft_shm_region_prefault(area + (size_t)i * SLOT_BYTES + *mapped, bytes - *mapped);
+    }
+    *mapped = bytes;
+}
+
 /* Before writing into round r's buffers. */
 void weft_coll_shm_round_reuse(struct weft_coll_shm *sh, uint64_t r)
 {

@@ -112,6 +112,10 @@ static int bcast_poll(void *state, int first, int *rc)
     struct weft_coll_shm *sh    = op->sh;
     MPI_Count             total = op->count * op->dt->size;
 
+    /* process-local, so before our turn */
+    if (first && total > (MPI_Count)PKT_MAX) {
+        weft_coll_shm_prefault(sh, 1, total);
+    }
     int t = turn(sh, op, first, rc);
     if (t <= 0) {
         return t < 0;
@@ -200,6 +204,10 @@ static int reduce_poll(void *state, int first, int *rc)
 
     if (first) {
         o->first = 0, o->phase = 0;
+    }
+    /* process-local, so before our turn */
+    if (first && total > INLINE_BYTES) {
+        weft_coll_shm_prefault(sh, 0, (MPI_Count)total);
     }
     int t = turn(sh, o, first, rc);
     if (t <= 0) {
@@ -320,6 +328,10 @@ static int gather_poll(void *state, int first, int *rc)
     if (first) {
         blocks_op_start(o);
     }
+    /* process-local, so before our turn */
+    if (first && o->block > (MPI_Count)INLINE_BYTES) {
+        weft_coll_shm_prefault(sh, 0, o->block);
+    }
     int t = turn(sh, &o->h, first, rc);
     if (t <= 0) {
         return t < 0;
@@ -383,6 +395,10 @@ static int scatter_poll(void *state, int first, int *rc)
 
     if (first) {
         blocks_op_start(o);
+    }
+    /* process-local, so before our turn */
+    if (first && o->block > (MPI_Count)INLINE_BYTES) {
+        weft_coll_shm_prefault(sh, 0, o->block);
     }
     int t = turn(sh, &o->h, first, rc);
     if (t <= 0) {

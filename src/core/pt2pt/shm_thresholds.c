@@ -5,21 +5,30 @@
  *
  * Model (costs from transport/shm's init probe: CMA reads of 4 and 16 KiB
  * from another process, whose line through both gives CMA's fixed cost F
- * (system call, page pinning) and its copy rate B across processes):
+ * (system call, page pinning) and its copy rate B across processes; and
+ * one in-process memcpy of 16 KiB, rate C):
  *   eager       two copies (sender into the ring, receiver out of it),
  *               no handshake
- *   pipeline    two copies through cache-sized slots after an RTS/CTS
- *   CMA         one copy at B plus F, after an RTS
- * Two copies beat one copy plus F below F * B. Two corrections, calibrated
- * on the AMD VM (bw at np 2: eager 64 KiB 7.3 GB/s, CMA 64 KiB 1.8 GB/s,
- * while the probe predicts ~13): eager's two copies run on both cores at
- * once (x2), and a rendezvous adds the RTS/FIN exchange and pins pages
- * not hot in the TLB as the probe's are (x2). So n* = 4 F B, rounded to
- * the nearest power of two (stable against probe noise). Eager carries what fits
- * in the ring with room for a few messages in flight (a quarter of it); the
- * pipeline the rest up to n*; CMA everything larger. Where CMA costs ~1 us
- * (the Intel machine) n* is ~16 KiB; where it costs ~3 us (the AMD VM)
- * several times that, which is where the eager/rendezvous cliff came from.
+ *   pipeline    two copies through cache-sized slots after an RTS/CTS; the
+ *               two sides copy at once, so it moves data at the rate P of
+ *               one copy between the cores' caches, P = C / 6 (the AMD VM:
+ *               C 117-149 GB/s, the lower in a job where the other rank
+ *               runs on the sibling; pipeline bw 19-60 GB/s, i.e. C / 7.5
+ *               to C / 2.5 depending on how the VM places the two vCPUs)
+ *   CMA         one copy at B plus 2 F (a rendezvous pins pages that are
+ *               not hot in the TLB as the probe's are)
+ * CMA beats the pipeline from n* = 2 F / (1/P - 1/B) when B > P. When the
+ * pipeline copies at least as fast as CMA (the AMD VM: P ~20-25, B ~17 GB/s;
+ * measured bw 128 KiB-8 MiB: pipeline 15-60 GB/s, CMA 13-19), it is used
+ * while the data stay in the last-level cache (8 x L2) and, beyond, while
+ * CMA's fixed cost still outweighs the second copy at the same rate
+ * (n* = 4 F B: both copy at B, the eager copies on both cores at once),
+ * whichever is larger. n* is rounded to the nearest power of two (stable
+ * against probe noise). Eager carries what fits in the ring with room for
+ * a few messages in flight (a quarter of it); the pipeline the rest up to
+ * n*; CMA everything larger. Before issue 18 the model took P = B, so
+ * the AMD VM switched from eager 64 KiB (2 copies, 62 GB/s) to CMA at
+ * 128 KiB (15 GB/s): the bandwidth cliff.
  */
 #include "core/pt2pt/shm_thresholds.h"
 
@@ -33,8 +42,17 @@
 /* Without a measurement (no second local rank): the old fixed values. */
 #define FIXED_EAGER (8u << 10)
 #define MIN_EAGER   (4u << 10)
-/* n* = RNDV_OVERHEAD_FACTOR * F * B (see top) */
+/* The pipeline's copy rate: the probe's in-process memcpy rate over this
+ * (see top). */
+#define PIPE_COPY_SLOWDOWN 6.0
+/* A rendezvous's CMA fixed cost over the probe's (see top). */
+#define CMA_FIXED_FACTOR 2.0
+/* n* = RNDV_OVERHEAD_FACTOR * F * B where the pipeline copies as fast as
+ * CMA (see top) */
 #define RNDV_OVERHEAD_FACTOR 4.0
+/* The pipeline's working set stays in the last-level cache up to this many
+ * times L2 (1 MiB assumed when L2 is unknown). */
+#define PIPE_CACHE_L2_TIMES 8u
 
 static size_t pow2_floor(size_t v)
 {
@@ -76,7 +94,15 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
     if (fixed_ns < 0) {
         fixed_ns = 0;
     }
-    double cross    = RNDV_OVERHEAD_FACTOR * fixed_ns * rate; /* n* (see top) */
+    double pipe_rate = (double)c->probe_bytes / (double)c->copy_ns / PIPE_COPY_SLOWDOWN;
+    double cache     = (double)PIPE_CACHE_L2_TIMES * (double)(c->l2_bytes ? c->l2_bytes : 1u << 20);
+    double cross; /* n* (see top) */
+    if (pipe_rate >= rate) {
+        cross = RNDV_OVERHEAD_FACTOR * fixed_ns * rate;
+        cross = cross > cache ? cross : cache;
+    } else {
+        cross = CMA_FIXED_FACTOR * fixed_ns / (1.0 / pipe_rate - 1.0 / rate);
+    }
     size_t nstar    = cross >= (double)((size_t)1 << 40) ? (size_t)1 << 40
                                                           : pow2_floor((size_t)(cross * 1.41421356));
     size_t eager    = nstar < ring_cap ? nstar : ring_cap;
@@ -89,11 +115,12 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
     snprintf(t->table, sizeof(t->table), "measured");
     snprintf(t->why, sizeof(t->why),
              "%s family %d, L2 %llu KiB: CMA %llu ns per 4 KiB, %llu ns per 16 KiB -> fixed "
-             "cost %.0f ns, %.1f GB/s -> n* %.1f KiB -> eager <= %zu (ring cap %zu), "
-             "%s%zu",
+             "cost %.0f ns, %.1f GB/s; pipeline copy ~%.1f GB/s (memcpy / %.0f) -> n* %.1f KiB "
+             "-> eager <= %zu (ring cap %zu), %s%zu",
              c->cpu_vendor[0] ? c->cpu_vendor : "unknown CPU", (int)c->cpu_family,
              (unsigned long long)(c->l2_bytes >> 10), (unsigned long long)c->cma_page_ns,
-             (unsigned long long)c->cma_ns, fixed_ns, rate, cross / 1024.0, eager, ring_cap,
+             (unsigned long long)c->cma_ns, fixed_ns, rate, pipe_rate, PIPE_COPY_SLOWDOWN,
+             cross / 1024.0, eager, ring_cap,
              t->cma_threshold > eager ? "2-copy pipeline up to CMA from " : "CMA above ",
              t->cma_threshold > eager ? t->cma_threshold : eager);
 }

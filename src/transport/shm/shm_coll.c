@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -62,6 +63,21 @@ void *weft_shm_region_attach(const char *name, size_t bytes)
 void weft_shm_region_unlink(const char *name)
 {
     shm_unlink(name);
+}
+
+void weft_shm_region_prefault(void *addr, size_t bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t page  = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)addr & ~(page - 1);
+    uintptr_t end   = ((uintptr_t)addr + bytes + page - 1) & ~(page - 1);
+    if (bytes > 0) {
+        (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE); /* else: faults later */
+    }
+#else
+    (void)addr;
+    (void)bytes;
+#endif
 }
 
 void weft_shm_region_unmap(void *base, size_t bytes)

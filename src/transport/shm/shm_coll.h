@@ -19,6 +19,10 @@
 void *weft_shm_region_create(size_t bytes, char name[WEFT_SHM_REGION_NAME_MAX]);
 /* Map a region another rank created. NULL on failure. */
 void *weft_shm_region_attach(const char *name, size_t bytes);
+/* Map [addr, addr + bytes) of a region into this process's page tables
+ * now, allocating missing pages (instead of a page fault at each first
+ * touch); does nothing where the kernel cannot (before Linux 5.14). */
+void  weft_shm_region_prefault(void *addr, size_t bytes);
 /* Remove the name (mappings stay valid). */
 void  weft_shm_region_unlink(const char *name);
 void  weft_shm_region_unmap(void *base, size_t bytes);

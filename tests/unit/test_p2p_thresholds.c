@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * The intra-node threshold model (core/pt2pt/shm_thresholds.c) on synthetic
+ * costs, so both machine kinds are checked whatever this machine is:
+ *   - a pipeline that copies faster than CMA (the AMD VM's probe) keeps the
+ *     2-copy pipeline from the eager limit up to 8 x L2 (no CMA cliff at
+ *     128 KiB, issue 18);
+ *   - a CMA faster than the pipeline switches to CMA at a finite size that
+ *     grows with CMA's fixed cost;
+ *   - the thresholds never decrease when CMA gets slower;
+ *   - no CMA: eager up to a quarter of the ring, pipeline above.
+ */
+#include "core/pt2pt/shm_thresholds.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                   \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);        \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fputc('\n', stderr);                                                           \
+            failures++;                                                                    \
+        }                                                                                  \
+    } while (0)
+
+/* The ring the default WEFT_SMP_QUEUE_LENGTH (256 KiB) gives: a quarter is
+ * 64 KiB of eager. */
+#define RING_PAYLOAD ((size_t)128 * 1024 - WEFT_SHM_HDR_SIZE)
+
+static weft_shm_costs_t costs(uint64_t cma_page_ns, uint64_t cma_ns, uint64_t copy_ns,
+                              uint64_t l2)
+{
+    weft_shm_costs_t c;
+    memset(&c, 0, sizeof(c));
+    c.probe_bytes = 16384;
+    c.cma_page_ns = cma_page_ns;
+    c.cma_ns      = cma_ns;
+    c.copy_ns     = copy_ns;
+    c.l2_bytes    = l2;
+    strcpy(c.cpu_vendor, "TestVendor");
+    c.cpu_family = 1;
+    return c;
+}
+
+static weft_p2p_thresholds_t choose(weft_shm_costs_t c)
+{
+    weft_p2p_thresholds_t t;
+    memset(&t, 0, sizeof(t));
+    weft_p2p_thresholds_measured(&c, RING_PAYLOAD, &t);
+    return t;
+}
+
+int main(void)
+{
+    /* The AMD VM (2026-11-24): CMA 1121 ns per 4 KiB, 1833 per 16 KiB
+     * (F ~0.9 us, B ~17 GB/s), memcpy 110 ns per 16 KiB (pipeline ~25 GB/s) */
+    weft_p2p_thresholds_t amd = choose(costs(1121, 1833, 110, 1u << 20));
+    CHECK(amd.eager_limit == 64 * 1024, "eager %zu (%s)", amd.eager_limit, amd.why);
+    CHECK(amd.cma_threshold == 8u << 20, "cma %zu (%s)", amd.cma_threshold, amd.why);
+    CHECK(strstr(amd.why, "pipeline") != NULL, "%s", amd.why);
+    /* unknown L2: 1 MiB assumed */
+    weft_p2p_thresholds_t nol2 = choose(costs(1121, 1833, 110, 0));
+    CHECK(nol2.cma_threshold == 8u << 20, "cma %zu (%s)", nol2.cma_threshold, nol2.why);
+    /* a larger L2 keeps the pipeline longer */
+    weft_p2p_thresholds_t bigl2 = choose(costs(1121, 1833, 110, 4u << 20));
+    CHECK(bigl2.cma_threshold == 32u << 20, "cma %zu (%s)", bigl2.cma_threshold, bigl2.why);
+
+    /* CMA faster than the pipeline: F 0.5 us, B ~41 GB/s (300 ns per 12 KiB
+     * more), memcpy 400 ns per 16 KiB (pipeline ~7 GB/s): CMA from a finite
+     * size above the eager limit, below the cache bound */
+    weft_p2p_thresholds_t fast = choose(costs(600, 900, 400, 1u << 20));
+    CHECK(fast.cma_threshold == 0 || fast.cma_threshold < (8u << 20), "cma %zu (%s)",
+          fast.cma_threshold, fast.why);
+    CHECK(fast.eager_limit >= 4096 && fast.eager_limit <= 64 * 1024, "eager %zu (%s)",
+          fast.eager_limit, fast.why);
+    /* ... and a slower CMA (fixed cost +5 us, as WEFT_SMP_CMA_EXTRA_COST
+     * does) moves the switch up, never down */
+    uint64_t               prev_cma = 0, prev_eager = 0;
+    weft_p2p_thresholds_t  t;
+    for (uint64_t extra = 0; extra <= 400000; extra = extra ? extra * 4 : 1000) {
+        t            = choose(costs(600 + extra, 900 + extra, 400, 1u << 20));
+        uint64_t cma = t.cma_threshold ? t.cma_threshold : t.eager_limit;
+        CHECK(cma >= prev_cma && t.eager_limit >= prev_eager, "extra %llu: cma %llu < %llu or "
+              "eager %zu < %llu (%s)", (unsigned long long)extra, (unsigned long long)cma,
+              (unsigned long long)prev_cma, t.eager_limit, (unsigned long long)prev_eager, t.why);
+        prev_cma   = cma;
+        prev_eager = t.eager_limit;
+    }
+    CHECK(prev_cma > (fast.cma_threshold ? fast.cma_threshold : fast.eager_limit),
+          "a 400 us CMA did not move the switch (%s)", t.why);
+    /* the AMD costs with a slow CMA also move it (past the cache bound) */
+    weft_p2p_thresholds_t amd_slow = choose(costs(1121 + 400000, 1833 + 400000, 110, 1u << 20));
+    CHECK(amd_slow.cma_threshold > amd.cma_threshold, "cma %zu (%s)", amd_slow.cma_threshold,
+          amd_slow.why);
+
+    /* no CMA: eager up to a quarter of the ring, pipeline above */
+    weft_p2p_thresholds_t nocma = choose(costs(0, 0, 110, 1u << 20));
+    CHECK(nocma.eager_limit == 64 * 1024 && nocma.cma_threshold == 0, "eager %zu cma %zu",
+          nocma.eager_limit, nocma.cma_threshold);
+    /* nothing measured: the fixed table */
+    weft_p2p_thresholds_t none = choose(costs(0, 0, 0, 0));
+    CHECK(none.eager_limit == 8192 && strcmp(none.table, "fixed") == 0, "eager %zu table %s",
+          none.eager_limit, none.table);
+
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("No Errors\n");
+    return 0;
+}
