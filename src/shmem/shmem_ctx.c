@@ -3,8 +3,10 @@
  *
  * OpenSHMEM communication contexts. Within a node every put, get and atomic
  * is complete when it returns, so each context is trivially its own
- * ordering and completion domain: shmem_ctx_quiet/fence order memory, and
- * quiet on one context never waits for another's traffic. What a context
+ * ordering and completion domain: shmem_ctx_quiet/fence order memory.
+ * Operations on PEs of other nodes (shmem_net.c) share one completion
+ * state, so quiet on one context also completes the others' (allowed: it
+ * never completes less). What a context
  * does change is the PE numbering (a context made by shmem_team_create_ctx
  * addresses PEs by their index in that team) and, for SHMEM_CTX_PRIVATE,
  * which thread may use it. */

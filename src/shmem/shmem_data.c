@@ -7,7 +7,8 @@
  * At shmem_init each PE moves that range onto a memfd of its own: it copies
  * the pages into the memfd and maps the memfd MAP_FIXED over the original
  * addresses, so the program sees the same values at the same addresses. Each
- * PE then maps every peer's memfd (opened through /proc/<pid>/fd/<n>), so a
+ * PE then maps the memfd of every peer on its node (opened through
+ * /proc/<pid>/fd/<n>; PEs on other nodes reach globals by messages), so a
  * put, get or atomic on a global is a load, store or CPU atomic at
  *   peer_base[pe] + (addr - my_base),
  * exactly as for the symmetric heap, and shmem_ptr works on globals too.
@@ -153,6 +154,9 @@ void weft_shmem_data_setup(MPI_Comm world)
             data_base[pe] = (char *)seg.lo;
             continue;
         }
+        if (!weft_shmem.heap_base[pe]) {
+            continue; /* on another node: reached by messages (shmem_net.c), not mapped */
+        }
         char path[64];
         snprintf(path, sizeof path, "/proc/%ld/fd/%ld", all[3 * pe], all[3 * pe + 1]);
         int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -202,7 +206,31 @@ void *weft_shmem_data_remote(const void *addr, size_t bytes, int pe)
     if (!data_len || p < data_lo || p >= data_lo + data_len || bytes > (size_t)(data_lo + data_len - p)) {
         return NULL;
     }
-    return data_base[pe] + (p - data_lo);
+    return data_base[pe] ? data_base[pe] + (p - data_lo) : NULL;
+}
+
+bool weft_shmem_data_offset(const void *addr, size_t bytes, uint64_t *off)
+{
+    const char *p = addr;
+    if (!data_len || p < data_lo || p >= data_lo + data_len || bytes > (size_t)(data_lo + data_len - p)) {
+        return false;
+    }
+    *off = (uint64_t)(p - data_lo);
+    return true;
+}
+
+void *weft_shmem_data_at(uint64_t off, size_t bytes)
+{
+    if (!data_len || off > data_len || bytes > data_len - off) {
+        return NULL;
+    }
+    return data_lo + off;
+}
+
+void *weft_shmem_data_range(size_t *len)
+{
+    *len = data_len;
+    return data_len ? data_lo : NULL;
 }
 
 const char *weft_shmem_data_why_not(void)

@@ -2,8 +2,10 @@
  * Copyright (c) 2026 The Weft authors
  *
  * OpenSHMEM setup and the symmetric heap. The heap is one MPI shared-memory
- * window over the node (WEFT_SYMMETRIC_SIZE bytes per PE); every PE maps every
- * slice, so puts/gets are loads and stores and shmem_ptr is a plain pointer.
+ * window over the node (WEFT_SYMMETRIC_SIZE bytes per PE); every PE maps the
+ * slices of its node's PEs, so puts/gets to them are loads and stores and
+ * shmem_ptr is a plain pointer. PEs on other nodes are reached by messages
+ * (shmem_net.c) at the same offset in their slice.
  * The allocator is deterministic: every PE runs the same first-fit over the
  * same sequence of collective calls, so every PE gets the same offset. */
 #include "shmem/shmem_internal.h"
@@ -41,8 +43,13 @@ void weft_shmem_fail(const char *call, const char *fmt, ...)
     abort();
 }
 
+/* With PEs on other nodes a waiting PE also runs the progress engine, so
+ * their requests on its memory (the put it waits for, a lock) are applied. */
 void weft_shmem_backoff(unsigned *spins)
 {
+    if (weft_shmem.net) {
+        weft_shmem_net_progress();
+    }
     if (++*spins > 64) {
         sched_yield();
     } else {
@@ -50,7 +57,8 @@ void weft_shmem_backoff(unsigned *spins)
     }
 }
 
-void *weft_shmem_remote(const char *call, const void *addr, size_t bytes, int pe)
+void *weft_shmem_locate_slow(const char *call, const void *addr, size_t bytes, int pe,
+                             struct weft_shmem_where *where)
 {
     weft_shmem_check_init(call);
     if (pe < 0 || pe >= weft_shmem.n_pes) {
@@ -58,16 +66,30 @@ void *weft_shmem_remote(const char *call, const void *addr, size_t bytes, int pe
     }
     const char *base = weft_shmem.heap_base[weft_shmem.my_pe];
     const char *p = addr;
+    int seg = WEFT_SHMEM_SEG_HEAP;
+    uint64_t off;
     if (p >= base && p <= base + weft_shmem.heap_size && bytes <= (size_t)(base + weft_shmem.heap_size - p)) {
-        return weft_shmem.heap_base[pe] + (p - base);
+        if (weft_shmem.heap_base[pe]) {
+            return weft_shmem.heap_base[pe] + (p - base);
+        }
+        off = (uint64_t)(p - base);
+    } else if (weft_shmem_data_offset(addr, bytes, &off)) {
+        void *global = weft_shmem_data_remote(addr, bytes, pe);
+        if (global) {
+            return global;
+        }
+        seg = WEFT_SHMEM_SEG_DATA;
+    } else {
+        const char *why = weft_shmem_data_why_not();
+        weft_shmem_fail(call,
+                        "address %p (+%zu bytes) is not in the symmetric heap nor in global/static data%s%s%s",
+                        addr, bytes, why ? " (global data is not symmetric: " : "", why ? why : "",
+                        why ? ")" : "");
     }
-    void *global = weft_shmem_data_remote(addr, bytes, pe);
-    if (global) {
-        return global;
+    if (where) {
+        *where = (struct weft_shmem_where){pe, seg, off};
     }
-    const char *why = weft_shmem_data_why_not();
-    weft_shmem_fail(call, "address %p (+%zu bytes) is not in the symmetric heap nor in global/static data%s%s%s",
-                    addr, bytes, why ? " (global data is not symmetric: " : "", why ? why : "", why ? ")" : "");
+    return NULL; /* pe is on another node */
 }
 
 /* --- deterministic heap allocator ---------------------------------------------- */
@@ -317,16 +339,15 @@ int shmem_init_thread(int requested, int *provided)
     PMPI_Comm_dup(MPI_COMM_WORLD, &world);
     PMPI_Comm_rank(world, &weft_shmem.my_pe);
     PMPI_Comm_size(world, &weft_shmem.n_pes);
-    PMPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
+    if (weft_tunables.SHMEM_FAKE_PPN > 0) { /* testing: blocks of PEs play nodes */
+        PMPI_Comm_split(world, weft_shmem.my_pe / (int)weft_tunables.SHMEM_FAKE_PPN, 0, &shared);
+    } else {
+        PMPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
+    }
     int shared_size;
     PMPI_Comm_size(shared, &shared_size);
     weft_shmem.initialized = true; /* for messages */
-    if (shared_size != weft_shmem.n_pes) {
-        weft_shmem_fail("shmem_init",
-                        "the job spans several nodes (%d of %d PEs on this one); Weft's OpenSHMEM "
-                        "works within one node so far",
-                        shared_size, weft_shmem.n_pes);
-    }
+    weft_shmem.net = shared_size != weft_shmem.n_pes; /* the same answer on every PE */
     weft_shmem.heap_size = (weft_tunables.SYMMETRIC_SIZE + 4095) & ~(size_t)4095;
     char *mine = NULL;
     MPI_Info info;
@@ -338,18 +359,21 @@ int shmem_init_thread(int requested, int *provided)
     if (rc != MPI_SUCCESS) {
         weft_shmem_fail("shmem_init", "cannot allocate a %zu-byte symmetric heap per PE", weft_shmem.heap_size);
     }
-    weft_shmem.heap_base = malloc((size_t)weft_shmem.n_pes * sizeof(char *));
+    weft_shmem.heap_base = calloc((size_t)weft_shmem.n_pes, sizeof(char *));
     if (!weft_shmem.heap_base || weft_shmem_team_fill(&team_world, world) ||
         weft_shmem_team_fill(&team_shared, shared)) {
         weft_shmem_fail("shmem_init", "out of memory");
     }
-    for (int pe = 0; pe < weft_shmem.n_pes; pe++) {
+    for (int i = 0; i < team_shared.n_pes; i++) { /* PEs of other nodes stay NULL */
         MPI_Aint sz;
         int disp;
-        PMPI_Win_shared_query(weft_shmem.heap_win, pe, &sz, &disp, &weft_shmem.heap_base[pe]);
+        PMPI_Win_shared_query(weft_shmem.heap_win, i, &sz, &disp, &weft_shmem.heap_base[team_shared.world_pe[i]]);
     }
     heap_reset(weft_shmem.heap_size);
     weft_shmem_data_setup(world);
+    if (weft_shmem.net) {
+        weft_shmem_net_setup(world);
+    }
     PMPI_Barrier(world);
     if (provided) {
         *provided = provided_level;
@@ -387,6 +411,7 @@ void shmem_finalize(void)
         return;
     }
     shmem_barrier_all();
+    weft_shmem_net_teardown();
     PMPI_Win_free(&weft_shmem.heap_win);
     weft_shmem_data_teardown();
     weft_shmem_active_sets_free();
@@ -446,13 +471,15 @@ int shmem_addr_accessible(const void *addr, int pe)
 {
     weft_shmem_check_init("shmem_addr_accessible");
     const char *base = weft_shmem.heap_base[weft_shmem.my_pe];
+    uint64_t off;
     if (!shmem_pe_accessible(pe)) {
         return 0;
     }
     return ((const char *)addr >= base && (const char *)addr < base + weft_shmem.heap_size) ||
-           weft_shmem_data_remote(addr, 1, pe) != NULL;
+           weft_shmem_data_offset(addr, 1, &off);
 }
 
+/* NULL for PEs on other nodes: their memory is not mapped here. */
 void *shmem_ptr(const void *dest, int pe)
 {
     return shmem_addr_accessible(dest, pe) ? weft_shmem_remote("shmem_ptr", dest, 0, pe) : NULL;

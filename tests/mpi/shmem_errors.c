@@ -47,6 +47,17 @@ int main(int argc, char **argv)
             shmem_ctx_int_p(ctx, sym, 1, 1);
         }
         shmem_barrier_all(); /* PE 0 aborts the job */
+    } else if (!strcmp(c, "remote-past-heap-end")) { /* PE 0 aims at the last PE (another node) */
+        if (shmem_my_pe() == 0) {
+            shmem_int_get(&v, sym, 1 << 30, shmem_n_pes() - 1);
+        }
+        shmem_barrier_all();
+    } else if (!strcmp(c, "remote-not-symmetric")) {
+        int on_stack = 0;
+        if (shmem_my_pe() == 0) {
+            shmem_int_put(&on_stack, &v, 1, shmem_n_pes() - 1);
+        }
+        shmem_barrier_all();
     } else if (!strcmp(c, "past-heap-end")) {
         shmem_int_get(&v, sym, 1 << 30, 0);
     } else if (!strcmp(c, "heap-exhausted")) {

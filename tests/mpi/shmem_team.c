@@ -5,6 +5,7 @@
  * shared teams, split_strided (even PEs), split_2d, translate_pe, team_sync,
  * broadcast/collect/fcollect/alltoall/alltoalls and sum/max/xor reductions. */
 #include "shmemtest.h"
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,7 +73,20 @@ int main(void)
     shmem_init();
     int me = shmem_my_pe(), npes = shmem_n_pes();
     CHECK(shmem_team_n_pes(SHMEM_TEAM_WORLD) == npes && shmem_team_my_pe(SHMEM_TEAM_WORLD) == me, "world");
-    CHECK(shmem_team_n_pes(SHMEM_TEAM_SHARED) == npes, "shared team spans the node");
+    /* SHMEM_TEAM_SHARED: exactly the PEs whose memory shmem_ptr reaches (all of
+     * them unless WEFT_SHMEM_FAKE_PPN makes blocks of PEs play nodes) */
+    const char *ppn_env = getenv("WEFT_SHMEM_FAKE_PPN");
+    int ppn = ppn_env && atoi(ppn_env) > 0 ? atoi(ppn_env) : npes, node0 = me / ppn * ppn;
+    int expect_shared = node0 + ppn > npes ? npes - node0 : ppn;
+    CHECK(shmem_team_n_pes(SHMEM_TEAM_SHARED) == expect_shared, "shared team has %d PEs, expected %d",
+          shmem_team_n_pes(SHMEM_TEAM_SHARED), expect_shared);
+    int *probe = shmem_malloc(sizeof(int));
+    for (int pe = 0; pe < npes; pe++) {
+        int shared_idx = shmem_team_translate_pe(SHMEM_TEAM_WORLD, pe, SHMEM_TEAM_SHARED);
+        CHECK((shmem_ptr(probe, pe) != NULL) == (shared_idx >= 0) && (shared_idx >= 0) == (pe / ppn == me / ppn),
+              "PE %d: shmem_ptr and SHMEM_TEAM_SHARED disagree", pe);
+    }
+    shmem_free(probe);
     /* team collectives need symmetric allocation by the whole world first */
     check_team(SHMEM_TEAM_WORLD, "world");
 

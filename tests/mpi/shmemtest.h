@@ -18,6 +18,12 @@ static int errs;
 #define CHECK_WHO_NAME "PE"
 #include "checks.h"
 
+/* Is pe on this PE's node (shmem_ptr gives a pointer only then)? */
+static inline int shmemtest_same_node(int pe)
+{
+    return shmem_team_translate_pe(SHMEM_TEAM_WORLD, pe, SHMEM_TEAM_SHARED) >= 0;
+}
+
 /* Sums errs over all PEs; PE 0 prints "No Errors" when there were none.
  * Call before shmem_finalize; returns the exit code. */
 static inline int shmemtest_finish(void)

@@ -26,14 +26,26 @@ CASES = [  # case, nprocs, words the message must contain
     ("asymmetric-malloc", 2, ["shmem_malloc", "different arguments"]),
     ("bad-cmp", 1, ["shmem_int_wait_until", "cmp 42"]),
 ]
+# The same checks when the target PE is on another node (requests, shmem_net.c):
+# every PE its own node, every peer through the netmod.
+NODES_ENV = {"WEFT_NETMOD_ONLY": "1", "WEFT_SHMEM_FAKE_PPN": "1"}
+NODE_CASES = [
+    ("bad-pe", 2, ["shmem_int_put", "PE 2 out of range"]),
+    ("remote-past-heap-end", 2, ["shmem_int_get", "not in the symmetric heap"]),
+    ("remote-not-symmetric", 2, ["shmem_int_put", "not in the symmetric heap"]),
+    ("globals-off", 2, ["shmem_int_put", "global data is not symmetric"]),
+    ("ctx-team-pe", 2, ["shmem_ctx_int_p", "PE 1 out of range of the context's team"]),
+]
 
 
-@pytest.mark.parametrize("case,nprocs,words", CASES, ids=[c[0] for c in CASES])
-def test_shmem_bad_input_aborts(case, nprocs, words):
+@pytest.mark.parametrize("case,nprocs,words,nodes",
+                         [c + (False,) for c in CASES] + [c + (True,) for c in NODE_CASES],
+                         ids=[c[0] for c in CASES] + [c[0] + "-nodes" for c in NODE_CASES])
+def test_shmem_bad_input_aborts(case, nprocs, words, nodes):
     prog = BUILD / "tests" / "mpi" / "shmem_errors"
     assert prog.exists(), f"{prog} not built"
     cmd = [str(PREFIX / "bin" / "oshrun"), "-n", str(nprocs), str(prog), case]
-    env = dict(os.environ)
+    env = dict(os.environ, **(NODES_ENV if nodes else {}))
     if case == "globals-off":
         env["WEFT_SHMEM_SYMMETRIC_GLOBALS"] = "0"
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
