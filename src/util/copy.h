@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * Large one-sided copies into another process's memory (RMA put/get,
- * OpenSHMEM put/get): the origin will not read the destination again, so
- * above a threshold streaming stores win. They skip reading the
+ * Large one-sided copies into another process's memory (RMA put/get): the
+ * origin will not read the destination again, so above a threshold
+ * streaming stores can win (measured for MPI_Put; OpenSHMEM puts measured
+ * faster with memcpy, docs/performance.md). They skip reading the
  * destination lines first (read-for-ownership) and keep the copy from
  * evicting the origin's caches.
  */
@@ -20,7 +21,9 @@
 static inline void weft_copy_streaming(char *dst, const char *src, size_t n)
 {
 #if defined(__SSE2__)
-    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+    /* whole destination lines: a line streamed in parts leaves the
+     * write-combining buffer as partial writes */
+    size_t head = (64 - ((uintptr_t)dst & 63)) & 63;
 
     if (head > n) {
         head = n;
