@@ -17,6 +17,8 @@ while the others wait for it.
 import os
 import pathlib
 import re
+import time
+import signal
 import subprocess
 
 import pytest
@@ -116,3 +118,35 @@ def test_dead_child_fails_parent_receive(mode):
     assert "parent ok" in p.stdout and "No Errors" in p.stdout, detail
     assert "FAIL" not in p.stdout + p.stderr, detail
     assert "lost contact with a process of another job" in p.stderr, detail
+
+
+def test_killed_region_creator_leaves_no_shm():
+    """Rank 0 makes a communicator's shared-memory collective region and waits
+    for rank 1 (asleep) to map it; killing rank 0 then must leave nothing in
+    /dev/shm: the region's name carries the job's prefix, which the launcher
+    removes when the job ends."""
+    prog = BUILD / "tests" / "mpi" / "coll_region_wait"
+    assert prog.exists(), f"{prog} not built"
+    before = set(os.listdir("/dev/shm"))
+    p = subprocess.Popen([str(PREFIX / "bin" / "mpirun"), "-n", "2", str(prog), "20"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    region = None
+    deadline = time.monotonic() + 15
+    while region is None and time.monotonic() < deadline:
+        new = [e for e in set(os.listdir("/dev/shm")) - before if "coll-" in e]
+        region = new[0] if new else None
+        time.sleep(0.05)
+    try:
+        assert region is not None, "no collective region appeared in /dev/shm"
+        assert region.startswith("weft-") and not region.startswith("weft-coll-"), \
+            f"{region}: not named under the job's prefix"
+        creator = int(region.split("-coll-")[1].split("-")[0])
+        os.kill(creator, signal.SIGKILL)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == KILLED, f"rc {p.returncode}\n{out}\n{err}"
+    time.sleep(0.3)
+    assert region not in os.listdir("/dev/shm"), f"{region} left in /dev/shm"

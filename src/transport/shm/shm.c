@@ -18,6 +18,7 @@
  * real header.
  */
 #include "transport/shm/shm.h"
+#include "transport/shm/shm_coll.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -160,6 +161,7 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
     off_coop        = align_up(off_pipes + pipe_stride * (size_t)shm.n * (size_t)shm.n, 4096);
     shm.bytes       = align_up(off_coop + coop_stride * (size_t)shm.n * (size_t)shm.n, 4096);
 
+    weft_shm_region_set_job(jobid);
     snprintf(name, sizeof(name), "/weft-%s-%d-shm", jobid, pmi->node_id);
     for (char *p = name + 1; *p; p++) {
         if (*p == '/') {

@@ -16,6 +16,18 @@
 
 #include "util/log.h"
 
+static char job_prefix[96] = "/weft-nojob";
+
+void weft_shm_region_set_job(const char *jobid)
+{
+    snprintf(job_prefix, sizeof(job_prefix), "/weft-%.80s", jobid && jobid[0] ? jobid : "nojob");
+    for (char *p = job_prefix + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '_';
+        }
+    }
+}
+
 static void *map_fd(int fd, size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -30,8 +42,9 @@ void *weft_shm_region_create(size_t bytes, char name[WEFT_SHM_REGION_NAME_MAX])
     int             fd;
     void           *p;
 
-    /* pid + per-process serial: unique on the node while we live */
-    snprintf(name, WEFT_SHM_REGION_NAME_MAX, "/weft-coll-%ld-%u", (long)getpid(), serial++);
+    /* job prefix (for the launcher's cleanup) + pid + per-process serial:
+     * unique on the node while we live */
+    snprintf(name, WEFT_SHM_REGION_NAME_MAX, "%s-coll-%ld-%u", job_prefix, (long)getpid(), serial++);
     fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd >= 0 && ftruncate(fd, (off_t)bytes) != 0) {
         int e = errno;

@@ -5,14 +5,19 @@
  * (one region per communicator and node). The creator makes the region,
  * the other ranks of the node attach by name (the name travels over
  * point-to-point, which the collective layer owns), and once everyone has
- * it mapped the creator unlinks it, so a crash leaves nothing in /dev/shm.
+ * it mapped the creator unlinks it. The name starts with the job's prefix
+ * ("/weft-<jobid>-"), so a rank killed between create and unlink leaves a
+ * file the launcher's cleanup of the job's segments removes.
  */
 #ifndef WEFT_TRANSPORT_SHM_COLL_H
 #define WEFT_TRANSPORT_SHM_COLL_H
 
 #include <stddef.h>
 
-#define WEFT_SHM_REGION_NAME_MAX 64
+#define WEFT_SHM_REGION_NAME_MAX 128
+
+/* The job id for region names (weft_shm_init sets it). */
+void  weft_shm_region_set_job(const char *jobid);
 
 /* Create and map a zeroed region of bytes (mode 0600); its name goes to
  * name. NULL on failure (the reason is logged once). */
