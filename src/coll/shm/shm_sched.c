@@ -75,13 +75,19 @@ static void abandon(struct weft_coll_shm *sh, shm_op_t *op, int *rc)
     *rc = weft_coll_shm_lost_error(sh, "a non-blocking collective");
 }
 
-/* The head of every poll step. On the first call of a run, reset op and
+/* The head of every poll step. On the first call of a run, map prefault
+ * bytes of the round buffers of result[] (result 1) or slots[] (0) in this
+ * process (process-local, so before our turn; 0: none needed), reset op and
  * queue it. Then 1 when op holds the region's turn, 0 when a call started
  * before it still runs, -1 when the region lost a member (op failed with
  * *rc and out of the FIFO: the step is finished). */
-static int turn(struct weft_coll_shm *sh, shm_op_t *op, int first, int *rc)
+static int turn(struct weft_coll_shm *sh, shm_op_t *op, int first, int *rc, int result,
+                MPI_Count prefault)
 {
     if (first) {
+        if (prefault > 0) {
+            weft_coll_shm_prefault(sh, result, prefault);
+        }
         op->off = 0, op->last = 0, op->rc = MPI_SUCCESS, op->in_round = 0;
         queue_push(sh, op);
     }
@@ -112,11 +118,7 @@ static int bcast_poll(void *state, int first, int *rc)
     struct weft_coll_shm *sh    = op->sh;
     MPI_Count             total = op->count * op->dt->size;
 
-    /* process-local, so before our turn */
-    if (first && total > (MPI_Count)PKT_MAX) {
-        weft_coll_shm_prefault(sh, 1, total);
-    }
-    int t = turn(sh, op, first, rc);
+    int t = turn(sh, op, first, rc, 1, total > (MPI_Count)PKT_MAX ? total : 0);
     if (t <= 0) {
         return t < 0;
     }
@@ -205,11 +207,7 @@ static int reduce_poll(void *state, int first, int *rc)
     if (first) {
         o->first = 0, o->phase = 0;
     }
-    /* process-local, so before our turn */
-    if (first && total > INLINE_BYTES) {
-        weft_coll_shm_prefault(sh, 0, (MPI_Count)total);
-    }
-    int t = turn(sh, o, first, rc);
+    int t = turn(sh, o, first, rc, 0, total > INLINE_BYTES ? (MPI_Count)total : 0);
     if (t <= 0) {
         return t < 0;
     }
@@ -328,11 +326,7 @@ static int gather_poll(void *state, int first, int *rc)
     if (first) {
         blocks_op_start(o);
     }
-    /* process-local, so before our turn */
-    if (first && o->block > (MPI_Count)INLINE_BYTES) {
-        weft_coll_shm_prefault(sh, 0, o->block);
-    }
-    int t = turn(sh, &o->h, first, rc);
+    int t = turn(sh, &o->h, first, rc, 0, o->block > (MPI_Count)INLINE_BYTES ? o->block : 0);
     if (t <= 0) {
         return t < 0;
     }
@@ -396,11 +390,7 @@ static int scatter_poll(void *state, int first, int *rc)
     if (first) {
         blocks_op_start(o);
     }
-    /* process-local, so before our turn */
-    if (first && o->block > (MPI_Count)INLINE_BYTES) {
-        weft_coll_shm_prefault(sh, 0, o->block);
-    }
-    int t = turn(sh, &o->h, first, rc);
+    int t = turn(sh, &o->h, first, rc, 0, o->block > (MPI_Count)INLINE_BYTES ? o->block : 0);
     if (t <= 0) {
         return t < 0;
     }
