@@ -82,6 +82,22 @@ def launch(wrap, nhosts, per_host, prog, args=(), env=None):
     return cmd, run_env
 
 
+def run_program(wrap, nhosts, per_host, name, args=(), env=None, timeout=300):
+    """Run tests/mpi/<name> across the hosts; (process, detail text). A hang fails."""
+    cmd, run_env = launch(wrap, nhosts, per_host, BUILD / "tests" / "mpi" / name, args, env)
+    try:
+        proc = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"timed out: {' '.join(cmd)}\n{e.stdout}\n{e.stderr}")
+    return proc, f"cmd: {' '.join(cmd)}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+
+
+def check_passed(proc, detail):
+    assert proc.returncode == 0, detail
+    assert "No Errors" in proc.stdout, detail
+    assert "FAIL" not in proc.stdout + proc.stderr, detail
+
+
 PROGRAMS = ["p2p_sizes", "p2p_order", "p2p_wildcard", "p2p_unexpected", "p2p_probe", "p2p_cancel",
             "p2p_ssend", "p2p_bsend", "p2p_truncate", "p2p_sendrecv", "datatype_sendrecv",
             "comm_basic", "topo_cart", "coll_all"]
@@ -92,15 +108,7 @@ LAYOUTS = [(2, 1), (2, 2), (3, 2)]
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_program_across_hosts(hosts, name, nhosts, per_host):
     args = ["262144", "b"] if name == "coll_all" else []
-    cmd, env = launch(hosts, nhosts, per_host, BUILD / "tests" / "mpi" / name, args)
-    try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"timed out: {' '.join(cmd)}\n{e.stdout}\n{e.stderr}")
-    detail = f"cmd: {' '.join(cmd)}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
-    assert proc.returncode == 0, detail
-    assert "No Errors" in proc.stdout, detail
-    assert "FAIL" not in proc.stdout + proc.stderr, detail
+    check_passed(*run_program(hosts, nhosts, per_host, name, args))
 
 
 def ns_pids(ns):

@@ -11,11 +11,9 @@ Windows take their node layout from PMI, and every rank here is started by one
 mpirun: WEFT_RMA_FAKE_PPN gives them the hosts WEFT_TEST_HOST_BLOCK gives the
 peer table.
 """
-import subprocess
-
 import pytest
 
-from test_netns import BUILD, hosts, launch  # noqa: F401 (hosts is a fixture)
+from test_netns import check_passed, hosts, run_program  # noqa: F401 (hosts is a fixture)
 
 RUNS = [  # (program, nhosts, per_host, WEFT_RMA_NET)
     ("rma_ops", 2, 1, "native"), ("rma_sync", 2, 1, "native"), ("rma_accops", 2, 1, "native"),
@@ -26,16 +24,9 @@ RUNS = [  # (program, nhosts, per_host, WEFT_RMA_NET)
 
 
 def run(hosts, name, nhosts, per_host, net, args=()):  # noqa: F811
-    cmd, env = launch(hosts, nhosts, per_host, BUILD / "tests" / "mpi" / name, args,
-                      {"WEFT_RMA_NET": net, "WEFT_RMA_FAKE_PPN": str(per_host)})
-    try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"timed out: {' '.join(cmd)}\n{e.stdout}\n{e.stderr}")
-    detail = f"cmd: {' '.join(cmd)}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
-    assert proc.returncode == 0, detail
-    assert "No Errors" in proc.stdout, detail
-    assert "FAIL" not in proc.stdout + proc.stderr, detail
+    proc, detail = run_program(hosts, nhosts, per_host, name, args,
+                               {"WEFT_RMA_NET": net, "WEFT_RMA_FAKE_PPN": str(per_host)})
+    check_passed(proc, detail)
     return proc.stdout
 
 

@@ -10,11 +10,9 @@ checks (10^4 fetch_inc / fetch_add per PE on one word, exact) and wait_until
 woken by a put from another host; shmem_errors checks that bad input aimed at
 a PE on another host still aborts naming the call.
 """
-import subprocess
-
 import pytest
 
-from test_netns import BUILD, hosts, launch  # noqa: F401 (hosts is a fixture)
+from test_netns import check_passed, hosts, run_program  # noqa: F401 (hosts is a fixture)
 
 RUNS = [  # (program, nhosts, per_host, args)
     ("shmem_basic", 2, 1, ()), ("shmem_nodes", 2, 1, ()), ("shmem_team", 2, 1, ()),
@@ -25,23 +23,14 @@ RUNS = [  # (program, nhosts, per_host, args)
 ]
 
 
-def run(hosts, name, nhosts, per_host, args=(), env=None):  # noqa: F811
-    cmd, run_env = launch(hosts, nhosts, per_host, BUILD / "tests" / "mpi" / name, args,
-                          {"WEFT_SHMEM_FAKE_PPN": str(per_host), **(env or {})})
-    try:
-        proc = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"timed out: {' '.join(cmd)}\n{e.stdout}\n{e.stderr}")
-    return proc, f"cmd: {' '.join(cmd)}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+def run(hosts, name, nhosts, per_host, args=()):  # noqa: F811
+    return run_program(hosts, nhosts, per_host, name, args, {"WEFT_SHMEM_FAKE_PPN": str(per_host)})
 
 
 @pytest.mark.parametrize("name,nhosts,per_host,args", RUNS,
                          ids=[f"{n}-{h}x{p}" + (f"-{a[0]}" if a else "") for n, h, p, a in RUNS])
 def test_shmem_across_hosts(hosts, name, nhosts, per_host, args):  # noqa: F811
-    proc, detail = run(hosts, name, nhosts, per_host, args)
-    assert proc.returncode == 0, detail
-    assert "No Errors" in proc.stdout, detail
-    assert "FAIL" not in proc.stdout + proc.stderr, detail
+    check_passed(*run(hosts, name, nhosts, per_host, args))
 
 
 ERRORS = [  # case, words the message must contain (PE 0 aims at PE 1, on the other host)

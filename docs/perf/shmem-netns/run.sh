@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # OpenSHMEM (osh_*) and MPI RMA (libfabric RMA) across 2 namespace hosts, 5 rounds back to back;
-# docs/perf/shmem-netns/ns.sh up 2 first. Summarise with median.py raw.txt.
+# NS_TAG=sn NS_NET=14 tests/netmod/netns_hosts.sh up 2 first. Summarise with median.py raw.txt.
 cd "$(dirname "$0")/../../.."
 B=install/libexec/weft-bench
-export PER_HOST=1 WEFT_TEST_HOST_BLOCK=1
-R="install/bin/mpirun -n 2 docs/perf/shmem-netns/ns.sh exec"
+export PER_HOST=1 WEFT_TEST_HOST_BLOCK=1 NS_TAG=sn NS_NET=14
+R="install/bin/mpirun -n 2 tests/netmod/netns_hosts.sh exec"
 for round in 1 2 3 4 5; do
   echo "=== round $round $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "--- osh_put_latency"; WEFT_SHMEM_FAKE_PPN=1 timeout 200 $R $B/osh_put_latency -m 8:65536 -i 1000:200 -x 50:20 | grep -v '^#'
