@@ -33,43 +33,33 @@ static int                finalize_hook_count;
 static weft_comm_destroy_fn_t comm_destroy_hooks[WEFT_MAX_HOOKS];
 static int                    comm_destroy_hook_count;
 
-/* Registering a hook twice is a no-op: modules register from their init,
- * which runs again when the runtime restarts (MPI_Session_init after the
- * last finalize). */
+/* Append fn to one of the hook lists above. Registering a hook twice is a
+ * no-op: modules register from their init, which runs again when the
+ * runtime restarts (MPI_Session_init after the last finalize). */
+#define HOOK_ADD(hooks, count, fn)                                              \
+    do {                                                                        \
+        int seen_ = 0;                                                          \
+        for (int i_ = 0; i_ < (count); i_++) {                                  \
+            seen_ |= (hooks)[i_] == (fn);                                       \
+        }                                                                       \
+        if (!seen_ && (count) < WEFT_MAX_HOOKS) {                               \
+            (hooks)[(count)++] = (fn);                                          \
+        }                                                                       \
+    } while (0)
+
 void weft_progress_register(weft_progress_fn_t fn)
 {
-    for (int i = 0; i < progress_hook_count; i++) {
-        if (progress_hooks[i] == fn) {
-            return;
-        }
-    }
-    if (progress_hook_count < WEFT_MAX_HOOKS) {
-        progress_hooks[progress_hook_count++] = fn;
-    }
+    HOOK_ADD(progress_hooks, progress_hook_count, fn);
 }
 
 void weft_finalize_register(weft_finalize_fn_t fn)
 {
-    for (int i = 0; i < finalize_hook_count; i++) {
-        if (finalize_hooks[i] == fn) {
-            return;
-        }
-    }
-    if (finalize_hook_count < WEFT_MAX_HOOKS) {
-        finalize_hooks[finalize_hook_count++] = fn;
-    }
+    HOOK_ADD(finalize_hooks, finalize_hook_count, fn);
 }
 
 void weft_comm_destroy_register(weft_comm_destroy_fn_t fn)
 {
-    for (int i = 0; i < comm_destroy_hook_count; i++) {
-        if (comm_destroy_hooks[i] == fn) {
-            return;
-        }
-    }
-    if (comm_destroy_hook_count < WEFT_MAX_HOOKS) {
-        comm_destroy_hooks[comm_destroy_hook_count++] = fn;
-    }
+    HOOK_ADD(comm_destroy_hooks, comm_destroy_hook_count, fn);
 }
 
 void weft_comm_destroy_hooks_run(weft_comm_t *comm)
