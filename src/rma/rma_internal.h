@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "core/object.h"
+#include "core/progress.h"
 #include "core/request.h"
 #include "transport/transport.h"
 
@@ -126,9 +127,24 @@ struct weft_win {
 /* rma_win.c */
 int  rma_allgather(weft_win_t *win, const void *mine, size_t len, void *all);
 int  rma_barrier(weft_win_t *win);
-/* rma_sync.c: the first lost member of win's communicator (its rank there),
- * or -1; waits that a lost process would have to end give up then. */
-int  rma_lost_member(const weft_win_t *win);
+/* rma_sync.c: one idle turn of a window wait (progress found nothing): the
+ * error naming a lost member of win's communicator, since a dead process
+ * never posts, completes, unlocks, reaches a barrier or answers a network
+ * operation and we cannot tell which one we wait for; else MPI_SUCCESS after
+ * the wait policy's step. */
+int  rma_wait_idle(weft_win_t *win, weft_wait_t *w);
+/* Wait until cond holds, progressing other traffic; returns the error from
+ * the caller when a member of win is lost. */
+#define RMA_WAIT_UNTIL(_win, _cond)                                                         \
+    do {                                                                                    \
+        weft_wait_t _w = {0};                                                               \
+        while (!(_cond)) {                                                                  \
+            int _rc = weft_progress_poll() == 0 ? rma_wait_idle((_win), &_w) : MPI_SUCCESS; \
+            if (_rc != MPI_SUCCESS) {                                                       \
+                return _rc;                                                                 \
+            }                                                                               \
+        }                                                                                   \
+    } while (0)
 int  rma_ranks_of_group(weft_win_t *win, const weft_group_t *group, int **ranks_p);
 
 /* rma_sync.c: may an operation target `rank` now? MPI_SUCCESS or

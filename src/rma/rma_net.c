@@ -173,17 +173,7 @@ int rma_net_win_fini(weft_win_t *win)
  * pending operation was its. */
 static int wait_below(weft_win_t *win, int limit)
 {
-    weft_wait_t w = {0};
-
-    while (win->net_cnt.pending > limit) {
-        if (weft_progress_poll() == 0) {
-            int lost = rma_lost_member(win);
-            if (lost >= 0) {
-                return weft_dev_lost_error(win->comm->peer_world[lost], lost);
-            }
-            weft_wait_step(&w);
-        }
-    }
+    RMA_WAIT_UNTIL(win, win->net_cnt.pending <= limit);
     return MPI_SUCCESS;
 }
 
@@ -203,12 +193,8 @@ static int issue(weft_win_t *win, int world, char *local, size_t len, uint64_t r
         weft_status_t st = put ? weft_dev.netmod->rma_put(world, local, n, raddr, key, cnt)
                                : weft_dev.netmod->rma_get(world, local, n, raddr, key, cnt);
         if (st == WEFT_AGAIN) {
-            if (weft_progress_poll() == 0) {
-                int lost = rma_lost_member(win);
-                if (lost >= 0) {
-                    return weft_dev_lost_error(win->comm->peer_world[lost], lost);
-                }
-                weft_wait_step(&w);
+            if (weft_progress_poll() == 0 && (rc = rma_wait_idle(win, &w)) != MPI_SUCCESS) {
+                return rc;
             }
             continue;
         }

@@ -20,7 +20,8 @@
 #include "rma_internal.h"
 #include "util/fence.h"
 
-int rma_lost_member(const weft_win_t *win)
+/* The first lost member of win's communicator (its rank there), or -1. */
+static int lost_member(const weft_win_t *win)
 {
     if (weft_dev.nfailed == 0) {
         return -1;
@@ -33,23 +34,16 @@ int rma_lost_member(const weft_win_t *win)
     return -1;
 }
 
-/* Wait until cond holds, progressing other traffic; the wait policy
- * decides when to yield (ranks are oversubscribed). A lost member fails the
- * wait (returns from the caller): a dead process never posts, completes,
- * unlocks or reaches a barrier, and we cannot tell which one we wait for. */
-#define RMA_WAIT_UNTIL(_win, _cond)                                                         \
-    do {                                                                                    \
-        weft_wait_t _w = {0};                                                               \
-        while (!(_cond)) {                                                                  \
-            if (weft_progress_poll() == 0) {                                                \
-                int _lost = rma_lost_member(_win);                                              \
-                if (_lost >= 0) {                                                           \
-                    return weft_dev_lost_error((_win)->comm->peer_world[_lost], _lost);     \
-                }                                                                           \
-                weft_wait_step(&_w);                                                        \
-            }                                                                               \
-        }                                                                                   \
-    } while (0)
+int rma_wait_idle(weft_win_t *win, weft_wait_t *w)
+{
+    int lost = lost_member(win);
+
+    if (lost >= 0) {
+        return weft_dev_lost_error(win->comm->peer_world[lost], lost);
+    }
+    weft_wait_step(w);
+    return MPI_SUCCESS;
+}
 
 static inline uint32_t load_acq(const uint32_t *p)
 {
