@@ -18,6 +18,7 @@
 #include "core/bsend.h"
 #include "core/comm_ctx.h"
 #include "core/comm_internal.h"
+#include "core/dev/peer.h"
 #include "core/errhandler.h"
 #include "core/hwinfo.h"
 #include "core/errors.h"
@@ -818,4 +819,14 @@ int weft_comm_group_impl(weft_comm_t *comm, MPI_Group *group)
     weft_group_retain(comm->group);
     *group = (MPI_Group)weft_object_handle(comm->group);
     return MPI_SUCCESS;
+}
+
+int weft_comm_first_lost(const weft_comm_t *comm)
+{
+    for (int i = 0; weft_dev.nfailed && i < comm->peer_size; i++) {
+        if (weft_peer(comm->peer_world[i])->failed) {
+            return i;
+        }
+    }
+    return -1;
 }

@@ -80,6 +80,10 @@ weft_comm_t *weft_comm_new_owned(weft_group_t *group, weft_group_t *remote_group
  * Returns an MPI error code. */
 int weft_comm_split_raw(weft_comm_t *comm, int color, int key, weft_comm_t **new_p);
 
+/* The rank in comm's peer group of its first lost process (core/dev/peer.h
+ * "Lost processes"), or -1 while none is lost. */
+int weft_comm_first_lost(const weft_comm_t *comm);
+
 /* Set up WORLD and SELF after PMI init; tear down at finalize. */
 int  weft_comm_module_init(void);
 void weft_comm_module_fini(void);

@@ -20,23 +20,9 @@
 #include "rma_internal.h"
 #include "util/fence.h"
 
-/* The first lost member of win's communicator (its rank there), or -1. */
-static int lost_member(const weft_win_t *win)
-{
-    if (weft_dev.nfailed == 0) {
-        return -1;
-    }
-    for (int r = 0; r < win->comm->size; r++) {
-        if (weft_peer(win->comm->peer_world[r])->failed) {
-            return r;
-        }
-    }
-    return -1;
-}
-
 int rma_wait_idle(weft_win_t *win, weft_wait_t *w)
 {
-    int lost = lost_member(win);
+    int lost = weft_comm_first_lost(win->comm);
 
     if (lost >= 0) {
         return weft_dev_lost_error(win->comm->peer_world[lost], lost);

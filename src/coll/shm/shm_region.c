@@ -50,18 +50,13 @@ int weft_coll_shm_member_lost(struct weft_coll_shm *sh)
     if (sh->broken) {
         return 1;
     }
-    if (weft_dev.nfailed == 0) {
+    int lost = weft_comm_first_lost(sh->node);
+    if (lost < 0) {
         return 0;
     }
-    for (int j = 0; j < sh->n; j++) {
-        int world = sh->node->peer_world[j];
-        if (weft_peer(world)->failed) {
-            sh->broken     = 1;
-            sh->lost_world = world;
-            return 1;
-        }
-    }
-    return 0;
+    sh->broken     = 1;
+    sh->lost_world = sh->node->peer_world[lost];
+    return 1;
 }
 
 int weft_coll_shm_lost_error(const struct weft_coll_shm *sh, const char *what)

@@ -867,17 +867,6 @@ int weft_dynproc_connect(const char *port_name, weft_info_t *info, int root, wef
 
 /* ---- disconnect -------------------------------------------------------- */
 
-/* Has some process of comm's peer group been lost? */
-static int peer_group_lost(const weft_comm_t *comm)
-{
-    for (int i = 0; weft_dev.nfailed && i < comm->peer_size; i++) {
-        if (weft_peer(comm->peer_world[i])->failed) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 int weft_comm_disconnect_impl(MPI_Comm *comm)
 {
     weft_comm_t  *c;
@@ -905,7 +894,7 @@ int weft_comm_disconnect_impl(MPI_Comm *comm)
         if (rc == MPI_SUCCESS && c->rank == 0) {
             rc = weft_x_exchange(c, 0, "", 0, &in, &nin, WEFT_XTAG_DYNPROC + 5);
             free(in);
-            if (rc == WEFT_ERR_PROC_LOST && peer_group_lost(c)) {
+            if (rc == WEFT_ERR_PROC_LOST && weft_comm_first_lost(c) >= 0) {
                 rc = MPI_SUCCESS; /* a lost process has no traffic left to wait for */
             }
         }

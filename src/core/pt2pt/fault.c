@@ -206,11 +206,10 @@ int p2p_lost_check(weft_request_t *req, weft_comm_t *comm, int rank)
     if (rank == MPI_ANY_SOURCE && comm->any_source_outlives_losses) {
         return 0;
     }
-    for (int i = 0; i < comm->peer_size; i++) {
-        if (weft_peer(comm->peer_world[i])->failed) {
-            p2p_fail_lost(req, comm->peer_world[i], i);
-            return 1;
-        }
+    int lost = weft_comm_first_lost(comm);
+    if (lost < 0) {
+        return 0;
     }
-    return 0;
+    p2p_fail_lost(req, comm->peer_world[lost], lost);
+    return 1;
 }
