@@ -17,6 +17,9 @@
 # As root, from the repository, after `make install` (and `weft-bench compare
 # --peer mpich` once, for the peer):
 #   bench/netmod/netns_compare.sh [ROUNDS=3] [MAX_LAT=1048576] [MAX_BW=4194304]
+# BASE_INSTALL=<another Weft install> (e.g. main's) adds it to every round, as
+# "base", for an A/B of a change in the same minutes.
+# WEFT_NO_MPICH=1 leaves MPICH out (A/B runs only).
 # Output: one block per library, benchmark and round (weft-bench columns).
 set -e
 rounds=${1:-3}; max_lat=${2:-1048576}; max_bw=${3:-4194304}
@@ -36,7 +39,12 @@ while [ "$r" -le "$rounds" ]; do
     for b in latency bw bibw; do
         echo "### weft $b round $r"
         WEFT_TEST_HOST_BLOCK=1 install/bin/mpirun -n 2 $NS exec $B/$b $(args $b)
-        if [ -x "$M/bin/mpiexec" ]; then
+        if [ -n "$BASE_INSTALL" ]; then
+            echo "### base $b round $r"
+            WEFT_TEST_HOST_BLOCK=1 $BASE_INSTALL/bin/mpirun -n 2 $NS exec \
+                $BASE_INSTALL/libexec/weft-bench/$b $(args $b)
+        fi
+        if [ -x "$M/bin/mpiexec" ] && [ -z "$WEFT_NO_MPICH" ]; then
             echo "### mpich $b round $r"
             MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self UCX_NET_DEVICES=eth0 LD_LIBRARY_PATH=$M/lib \
                 $M/bin/mpiexec -bind-to core -n 2 $NS exec $B/$b $(args $b)

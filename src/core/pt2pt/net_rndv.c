@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * Inter-node rendezvous through the netmod.
+ * Inter-node rendezvous through the netmod (messages above WEFT_NET_FRAG_MAX,
+ * or above WEFT_EAGER_THRESHOLD when fragmented eager is off; and every
+ * synchronous send above the eager threshold).
  *
  * RGET (provider with FI_RMA, WEFT_RNDV_PROTOCOL auto or rget; contiguous
  * send buffer): the sender registers its buffer and names it in the RTS
@@ -175,6 +177,7 @@ static int rget_start(int peer, weft_request_t *req, const rts_t *rts)
 
 void p2p_net_peer_lost(int world)
 {
+    p2p_net_frag_peer_lost(world);
     /* Reads not issued yet: never will be. */
     rget_wait_tail = NULL;
     for (rget_t **at = &rget_wait_head; *at;) {
@@ -228,27 +231,37 @@ void p2p_net_cts(int peer, weft_request_t *sreq, uint64_t rreq)
     p2p.pending++;
 }
 
+void p2p_net_copy_at(weft_request_t *req, uint64_t offset, const void *data, MPI_Count len)
+{
+    MPI_Count cap = req->count * req->datatype->size;
+
+    if ((MPI_Count)offset >= cap) {
+        return;
+    }
+    MPI_Count n = len < cap - (MPI_Count)offset ? len : cap - (MPI_Count)offset;
+    if (req->datatype->is_contig) {
+        memcpy((char *)req->buf + req->datatype->true_lb + offset, data, (size_t)n);
+    } else {
+        weft_dt_unpack(req->datatype, req->count, req->buf, (MPI_Count)offset, data, n);
+    }
+}
+
 void p2p_net_data(int peer, const weft_am_t *m)
 {
     r3_hdr_t        h;
     weft_request_t *req;
-    MPI_Count       cap, n, len = (MPI_Count)m->len - (MPI_Count)sizeof(h);
+    MPI_Count       len = (MPI_Count)m->len - (MPI_Count)sizeof(h);
 
     if (weft_peer(peer)->failed) {
         return; /* its receive has failed (and may be gone) */
     }
     memcpy(&h, m->payload, sizeof(h));
-    req = (weft_request_t *)(uintptr_t)h.rreq;
-    cap = req->count * req->datatype->size;
-    if ((MPI_Count)h.offset < cap) {
-        n = len < cap - (MPI_Count)h.offset ? len : cap - (MPI_Count)h.offset;
-        const char *data = (const char *)m->payload + sizeof(h);
-        if (req->datatype->is_contig) {
-            memcpy((char *)req->buf + req->datatype->true_lb + h.offset, data, (size_t)n);
-        } else {
-            weft_dt_unpack(req->datatype, req->count, req->buf, (MPI_Count)h.offset, data, n);
-        }
+    if (h.rreq == 0) { /* a fragment of an eager message (net_frag.c) */
+        p2p_net_frag_more(peer, h.offset, (const char *)m->payload + sizeof(h), len);
+        return;
     }
+    req = (weft_request_t *)(uintptr_t)h.rreq;
+    p2p_net_copy_at(req, h.offset, (const char *)m->payload + sizeof(h), len);
     req->proto[2] += (uint64_t)len;
     if (req->proto[2] >= req->proto[1]) {
         weft_request_complete(req);

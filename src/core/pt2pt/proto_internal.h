@@ -6,7 +6,9 @@
  *   protocol.c  eager and rendezvous over active messages, sending, progress
  *   shm_rndv.c  intra-node rendezvous: CMA pull, cooperative copy, 2-copy pipe
  *   shm_tune.c  intra-node thresholds in force (shm_thresholds.c: the choice)
- *   net_rndv.c  inter-node rendezvous through the netmod (R3)
+ *   net_rndv.c  inter-node rendezvous through the netmod (RGET, R3)
+ *   net_frag.c  inter-node fragmented eager (above the eager limit, up to
+ *               WEFT_NET_FRAG_MAX: one trip, no rendezvous)
  * Peers are job ranks; the peer table (core/dev/peer.h) says how each is
  * reached.
  */
@@ -28,6 +30,10 @@ typedef struct {
     uint64_t iov_count;
     uint64_t coop;      /* cooperative-copy handle, 0 if none */
 } rts_t;
+
+/* rts.iov_count of a remote RTS that carries the message's first fragment
+ * after it (net_frag.c): the rest follows in DATA messages whose rreq is 0. */
+#define RTS_FRAG (UINT64_MAX - 1)
 
 /* CTS payload. */
 typedef struct {
@@ -62,6 +68,8 @@ typedef struct {
     weft_request_t *coop_send[COOP_SLOTS];   /* our sends the peer is copying */
     weft_request_t *coop_recv[COOP_SLOTS];   /* our receives from the peer */
     weft_request_t *r3_head, *r3_tail;       /* remote: sends streaming after CTS */
+    weft_request_t *frag_req;                /* remote: receive its fragments fill */
+    weft_unexp_t   *frag_unexp;              /* remote: or the unexpected entry they fill */
 } peer_state_t;
 
 typedef struct {
@@ -70,6 +78,7 @@ typedef struct {
     int            npeers;    /* job size */
     size_t         eager_limit;     /* shm */
     size_t         net_eager_limit; /* netmod */
+    size_t         net_frag_max;    /* netmod: fragmented eager up to here (0: none) */
     size_t         r3_chunk;
     int            rget;            /* netmod rendezvous by RMA read */
     size_t         cma_threshold;
@@ -124,6 +133,24 @@ void p2p_net_rma_done(void *cookie, size_t len, int err);
 int  p2p_net_rget_progress(void);
 /* Forget reads from a lost process (their receives are failed elsewhere). */
 void p2p_net_peer_lost(int world);
+
+/* Copy len bytes of a remote message at offset into req (truncated at its
+ * buffer's end). */
+void p2p_net_copy_at(weft_request_t *req, uint64_t offset, const void *data, MPI_Count len);
+
+/* net_frag.c (peer is remote) */
+/* Send req in fragments; 0 all handed to the netmod (req complete), -1 no
+ * room yet (where it stopped is kept: call again). */
+int  p2p_net_frag_send(int peer, weft_request_t *req);
+void p2p_net_frag_first(int peer, const weft_am_t *m, const rts_t *rts);
+void p2p_net_frag_more(int peer, uint64_t offset, const void *data, MPI_Count len);
+void p2p_net_frag_recv_unexpected(weft_request_t *req, weft_unexp_t *u);
+/* A send of which fragments have left (MPI_Cancel must leave it alone). */
+static inline int p2p_net_frag_started(const weft_request_t *req)
+{
+    return req->proto[2] != 0;
+}
+void p2p_net_frag_peer_lost(int world);
 
 /* fault.c */
 void p2p_fault_init(void);

@@ -19,6 +19,9 @@
  *          the 2-copy pipe) or remote (net_rndv.c: CTS, then R3 chunks).
  *          Synchronous sends always use RTS, so they complete only after
  *          the match.
+ *   FRAG   to a remote peer above the eager limit and up to
+ *          WEFT_NET_FRAG_MAX: RTS carrying the first fragment, then DATA
+ *          fragments, sent at once (net_frag.c).
  * Local peers are reached by direct shm calls (peer->is_local), remote ones
  * through the netmod ops table.
  */
@@ -159,6 +162,9 @@ void weft_pt2pt_recv_unexpected(weft_request_t *req, weft_unexp_t *u)
         rndv_recv(u->peer, req, &rts);
         break;
     }
+    case WEFT_AM_PT2PT_DATA: /* fragmented eager from a remote peer */
+        p2p_net_frag_recv_unexpected(req, u);
+        break;
     }
     p2p_unexp_free(u);
 }
@@ -191,6 +197,10 @@ static void on_rts(int peer, const weft_am_t *m)
         return; /* its data can no longer be fetched */
     }
     memcpy(&rts, m->payload, sizeof(rts));
+    if (rts.iov_count == RTS_FRAG && !weft_peer(peer)->is_local) {
+        p2p_net_frag_first(peer, m, &rts);
+        return;
+    }
     weft_request_t *req = p2p_match_posted(m->context, m->src, m->tag);
     if (req) {
         p2p_recv_set_status(req, m->src, m->tag, (MPI_Count)rts.bytes);
@@ -274,6 +284,9 @@ static int send_try(int peer, weft_request_t *req)
         WEFT_PVAR_ADD(EAGER_BYTES_SENT, req->bytes);
         weft_request_complete(req);
         return 0;
+    }
+    if (!pe->is_local && req->mode != WEFT_SEND_SYNC && (size_t)req->bytes <= p2p.net_frag_max) {
+        return p2p_net_frag_send(peer, req);
     }
     rts_t rts = {(uint64_t)(uintptr_t)req, (uint64_t)req->bytes, 0, 0, 0};
     if (pe->is_local && p2p_shm_rts_prepare(peer, req, &rts) != 0) {
@@ -485,6 +498,9 @@ int weft_pt2pt_cancel(weft_request_t *req)
                 if (r != req) {
                     continue;
                 }
+                if (!weft_peer(i)->is_local && p2p_net_frag_started(r)) {
+                    return 0; /* fragments of it have left */
+                }
                 if (prev) {
                     prev->next = r->next;
                 } else {
@@ -659,16 +675,21 @@ int weft_pt2pt_module_init(void)
         return rc;
     }
     p2p.net_eager_limit = weft_tunables.EAGER_THRESHOLD;
+    p2p.net_frag_max    = p2p.net_eager_limit > 0 ? weft_tunables.NET_FRAG_MAX : 0;
     p2p.r3_chunk        = weft_tunables.R3_CHUNK_SIZE > 0 ? weft_tunables.R3_CHUNK_SIZE : 65536;
+    /* Our largest eager message: the eager limit, or a fragment of as much
+     * behind its RTS (net_frag.c); the provider's eager path is sized by it. */
+    size_t net_eager    = p2p.net_eager_limit + (p2p.net_frag_max > p2p.net_eager_limit
+                                                     ? sizeof(rts_t) : 0);
     size_t net_max      = p2p.r3_chunk + sizeof(r3_hdr_t);
-    if (net_max < p2p.net_eager_limit) {
-        net_max = p2p.net_eager_limit;
+    if (net_max < net_eager) {
+        net_max = net_eager;
     }
     if (net_max < sizeof(rts_t)) {
         net_max = sizeof(rts_t);
     }
     /* RNDV_PROTOCOL auto|r3|rget -> want_rma 1|0|2 */
-    rc = weft_dev_netmod_init(net_max, p2p.net_eager_limit,
+    rc = weft_dev_netmod_init(net_max, net_eager,
                               (int[]){1, 0, 2}[weft_tunables.RNDV_PROTOCOL % 3], p2p_net_rma_done);
     if (rc != MPI_SUCCESS || weft_dev.netmod == NULL) {
         return rc;
