@@ -100,7 +100,7 @@ def check_passed(proc, detail):
 
 PROGRAMS = ["p2p_sizes", "p2p_order", "p2p_wildcard", "p2p_unexpected", "p2p_probe", "p2p_cancel",
             "p2p_ssend", "p2p_bsend", "p2p_truncate", "p2p_sendrecv", "datatype_sendrecv",
-            "comm_basic", "topo_cart", "coll_all"]
+            "comm_basic", "topo_cart", "coll_all", "p2p_net_frag"]
 LAYOUTS = [(2, 1), (2, 2), (3, 2)]
 
 
