@@ -145,7 +145,8 @@ static int fabric_open(size_t eager_limit)
     *(void **)&weft_ofi_fab.dupinfo  = dlsym(weft_ofi_fab.lib, "fi_dupinfo");
     *(void **)&weft_ofi_fab.fabric   = dlsym(weft_ofi_fab.lib, "fi_fabric");
     *(void **)&weft_ofi_fab.strerror = dlsym(weft_ofi_fab.lib, "fi_strerror");
-    if (!weft_ofi_fab.getinfo || !weft_ofi_fab.freeinfo || !weft_ofi_fab.dupinfo || !weft_ofi_fab.fabric || !weft_ofi_fab.strerror) {
+    if (!weft_ofi_fab.getinfo || !weft_ofi_fab.freeinfo || !weft_ofi_fab.dupinfo ||
+        !weft_ofi_fab.fabric || !weft_ofi_fab.strerror) {
         weft_log_error("netmod: libfabric.so.1 lacks fi_getinfo/fi_fabric/...: %s", dlerror());
         dlclose(weft_ofi_fab.lib);
         weft_ofi_fab.lib = NULL;
@@ -278,13 +279,15 @@ static int buffers_init(size_t max_payload)
     weft_ofi.max_payload = max_payload;
     weft_ofi.stride      = (sizeof(net_hdr_t) + max_payload + 63) & ~(size_t)63;
     weft_ofi.bufs        = calloc((size_t)n, sizeof(ofi_buf_t));
-    if (weft_ofi.bufs == NULL || posix_memalign((void **)&weft_ofi.slab, 4096, weft_ofi.stride * (size_t)n) != 0) {
+    if (weft_ofi.bufs == NULL ||
+        posix_memalign((void **)&weft_ofi.slab, 4096, weft_ofi.stride * (size_t)n) != 0) {
         weft_log_error("out of memory for netmod buffers");
         return -1;
     }
     if (weft_ofi.info->domain_attr->mr_mode & FI_MR_LOCAL) {
-        if (ofi_check(fi_mr_reg(weft_ofi.domain, weft_ofi.slab, weft_ofi.stride * (size_t)n, FI_SEND | FI_RECV, 0, 0,
-                            0, &weft_ofi.mr, NULL), "fi_mr_reg") != 0) {
+        if (ofi_check(fi_mr_reg(weft_ofi.domain, weft_ofi.slab, weft_ofi.stride * (size_t)n,
+                                FI_SEND | FI_RECV, 0, 0, 0, &weft_ofi.mr, NULL),
+                      "fi_mr_reg") != 0) {
             return -1;
         }
         weft_ofi.desc = fi_mr_desc(weft_ofi.mr);
@@ -312,7 +315,8 @@ static int exchange_addresses(const weft_pmi_info_t *pmi)
     char  *blob    = NULL;
     int    rc      = -1;
 
-    if (ofi_check(fi_getname(&weft_ofi.ep->fid, name, &namelen), "fi_getname") != 0 || namelen > 255) {
+    if (ofi_check(fi_getname(&weft_ofi.ep->fid, name, &namelen), "fi_getname") != 0 ||
+        namelen > 255) {
         return -1;
     }
     weft_pmi_encode(name, namelen, hex);
@@ -381,7 +385,8 @@ static int exchange_addresses(const weft_pmi_info_t *pmi)
                 while (pmi->node_of_rank[r] != node) {
                     r++;
                 }
-                if (fi_av_insert(weft_ofi.av, blob + pos + 1, 1, &weft_ofi.addrs[r], 0, NULL) != 1) {
+                if (fi_av_insert(weft_ofi.av, blob + pos + 1, 1, &weft_ofi.addrs[r], 0,
+                                 NULL) != 1) {
                     weft_log_error("netmod: fi_av_insert of rank %d (host %d) failed", r, node);
                     goto out;
                 }
@@ -409,13 +414,14 @@ int ofi_peers_grow(int n)
     cap = n > 2 * cap ? n : 2 * cap;
 #define GROW(arr)                                                                   \
     do {                                                                            \
-        void *p_ = realloc(weft_ofi.arr, (size_t)cap * sizeof(*weft_ofi.arr));                \
+        void *p_ = realloc(weft_ofi.arr, (size_t)cap * sizeof(*weft_ofi.arr));      \
         if (p_ == NULL) {                                                           \
             weft_log_error("netmod: out of memory for %d peers", cap);              \
             return -1;                                                              \
         }                                                                           \
-        weft_ofi.arr = p_;                                                               \
-        memset(weft_ofi.arr + weft_ofi.cap, 0, (size_t)(cap - weft_ofi.cap) * sizeof(*weft_ofi.arr));   \
+        weft_ofi.arr = p_;                                                          \
+        memset(weft_ofi.arr + weft_ofi.cap, 0,                                      \
+               (size_t)(cap - weft_ofi.cap) * sizeof(*weft_ofi.arr));               \
     } while (0)
     GROW(addrs);
     GROW(send_seq);
@@ -463,8 +469,10 @@ weft_status_t ofi_init_common(const weft_transport_init_t *args, int exchange)
      * np 4 x5 on a quiet moment, but under load p2p_order np 2 and
      * p2p_sizes np 3 hit the 180 s test timeout); 2 forces it. */
     weft_ofi.has_rma = weft_ofi.want_rma != 0 && (weft_ofi.info->caps & FI_RMA) != 0 &&
-                  (weft_ofi.want_rma == 2 || strcmp(weft_ofi.info->fabric_attr->prov_name, "sockets") != 0);
-    if (ofi_check(weft_ofi_fab.fabric(weft_ofi.info->fabric_attr, &weft_ofi.fabric, NULL), "fi_fabric") ||
+                  (weft_ofi.want_rma == 2 ||
+                   strcmp(weft_ofi.info->fabric_attr->prov_name, "sockets") != 0);
+    if (ofi_check(weft_ofi_fab.fabric(weft_ofi.info->fabric_attr, &weft_ofi.fabric, NULL),
+                  "fi_fabric") ||
         ofi_check(fi_domain(weft_ofi.fabric, weft_ofi.info, &weft_ofi.domain, NULL), "fi_domain")) {
         goto fail;
     }
@@ -488,10 +496,12 @@ weft_status_t ofi_init_common(const weft_transport_init_t *args, int exchange)
         }
     }
     cq_attr.wait_obj = FI_WAIT_NONE;
-    if ((weft_ofi.cq == NULL && ofi_check(fi_cq_open(weft_ofi.domain, &cq_attr, &weft_ofi.cq, NULL), "fi_cq_open")) ||
+    if ((weft_ofi.cq == NULL &&
+         ofi_check(fi_cq_open(weft_ofi.domain, &cq_attr, &weft_ofi.cq, NULL), "fi_cq_open")) ||
         ofi_check(fi_av_open(weft_ofi.domain, &av_attr, &weft_ofi.av, NULL), "fi_av_open") ||
         ofi_check(fi_endpoint(weft_ofi.domain, weft_ofi.info, &weft_ofi.ep, NULL), "fi_endpoint") ||
-        ofi_check(fi_ep_bind(weft_ofi.ep, &weft_ofi.cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)") ||
+        ofi_check(fi_ep_bind(weft_ofi.ep, &weft_ofi.cq->fid, FI_TRANSMIT | FI_RECV),
+                  "fi_ep_bind(cq)") ||
         ofi_check(fi_ep_bind(weft_ofi.ep, &weft_ofi.av->fid, 0), "fi_ep_bind(av)") ||
         ofi_check(fi_enable(weft_ofi.ep), "fi_enable")) {
         goto fail;
@@ -562,7 +572,8 @@ const char *ofi_provider(void)
 
 static unsigned ofi_caps(void)
 {
-    return (weft_ofi.has_rma ? WEFT_TRANSPORT_CAP_RMA : 0) | (ofi_win_rma_ok() ? WEFT_TRANSPORT_CAP_ONESIDED : 0);
+    return (weft_ofi.has_rma ? WEFT_TRANSPORT_CAP_RMA : 0) |
+           (ofi_win_rma_ok() ? WEFT_TRANSPORT_CAP_ONESIDED : 0);
 }
 
 static size_t ofi_max_payload(void)

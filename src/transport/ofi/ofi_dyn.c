@@ -96,7 +96,8 @@ weft_status_t ofi_dyn_add_peer(int id, const void *name, size_t len, uint64_t ui
 {
     (void)len;
     if (id < weft_ofi.npeers || ofi_peers_grow(id + 1) != 0) {
-        weft_log_error("netmod: dynamic peer %d added out of order (next is %d)", id, weft_ofi.npeers);
+        weft_log_error("netmod: dynamic peer %d added out of order (next is %d)", id,
+                       weft_ofi.npeers);
         return WEFT_ERROR;
     }
     /* Ids skipped are processes core reaches through shared memory (another

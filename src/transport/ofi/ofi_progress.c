@@ -166,7 +166,8 @@ int ofi_progress(void)
         }
         if (h.seq == weft_ofi.recv_seq[h.world]) {
             ofi_deliver(&h, b->data + sizeof(h));
-            while (weft_ofi.early[h.world] && weft_ofi.early[h.world]->hdr.seq == weft_ofi.recv_seq[h.world]) {
+            while (weft_ofi.early[h.world] &&
+                   weft_ofi.early[h.world]->hdr.seq == weft_ofi.recv_seq[h.world]) {
                 early_t *e            = weft_ofi.early[h.world];
                 weft_ofi.early[h.world]    = e->next;
                 ofi_deliver(&e->hdr, e->payload);

@@ -21,11 +21,13 @@ weft_status_t ofi_mem_register(void *buf, size_t len, int remote, uint64_t *key_
     rc = fi_mr_reg(weft_ofi.domain, buf, len, remote ? FI_REMOTE_READ : FI_READ, 0, next_key++, 0,
                    &mr, NULL);
     if (rc != 0) {
-        weft_log_error("netmod: fi_mr_reg of %zu bytes failed: %s", len, weft_ofi_fab.strerror(-rc));
+        weft_log_error("netmod: fi_mr_reg of %zu bytes failed: %s", len,
+                       weft_ofi_fab.strerror(-rc));
         return rc == -FI_EAGAIN ? WEFT_AGAIN : WEFT_ERROR;
     }
     *key_p    = fi_mr_key(mr);
-    *addr_p   = (weft_ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)buf : 0;
+    *addr_p   = (weft_ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)buf
+                                                                          : 0;
     *handle_p = mr;
     return WEFT_OK;
 }
@@ -96,7 +98,8 @@ weft_status_t ofi_win_register(void *buf, size_t len, uint64_t *key_p, uint64_t 
         return WEFT_ERROR;
     }
     *key_p    = fi_mr_key(mr);
-    *addr_p   = (weft_ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)buf : 0;
+    *addr_p   = (weft_ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)buf
+                                                                          : 0;
     *handle_p = mr;
     return WEFT_OK;
 }
@@ -141,7 +144,8 @@ static weft_status_t win_rma(int peer, void *local, size_t len, uint64_t raddr, 
         return WEFT_AGAIN;
     }
     cnt->failed = (int)-rc;
-    ofi_peer_failed(peer, (int)-rc, put ? "writing remote window memory" : "reading remote window memory");
+    ofi_peer_failed(peer, (int)-rc,
+                    put ? "writing remote window memory" : "reading remote window memory");
     return WEFT_UNREACHABLE;
 }
 
