@@ -8,6 +8,8 @@
  * leftover /dev/shm/weft-<jobid>-* segments when everything has ended.
  * If mpiexec goes away (control EOF or our own parent-death SIGTERM) every
  * rank's process group is killed.
+ * The weft-proxy program (proxy_main.c) runs this on remote hosts; on
+ * mpiexec's own host mpiexec forks and runs it without an exec (proxy.h).
  */
 #include "common/auth.h"
 #include "common/binding.h"
@@ -19,6 +21,7 @@
 #include "common/pmi_server.h"
 #include "common/tree.h"
 #include "pmi/pmi_shm.h"
+#include "proxy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -531,8 +534,9 @@ static int px_start_ranks(void)
 
 /* Confirm the ranks' execs without waiting for them (a blocking wait per
  * rank doubled the start time of 64 ranks): EXECED when a status pipe
- * closed, NOEXEC with the errno a failed exec wrote. Returns how many are
- * still pending (the main loop then polls with a short timeout). */
+ * closed, NOEXEC with the errno a failed exec wrote. The main loop polls
+ * the status pipes (it used to wake every 2 ms while an exec was pending,
+ * taking CPU from the ranks being started). Returns how many are pending. */
 static int px_check_exec(void)
 {
     int pending = 0;
@@ -840,7 +844,7 @@ static int px_connect_back(const char *host, int port, int index, const char *la
     return fd;
 }
 
-int main(int argc, char **argv)
+int weft_proxy_main(int argc, char **argv)
 {
     int              ctl_fd = -1;
     struct sigaction sa;
@@ -926,7 +930,7 @@ int main(int argc, char **argv)
         long long now;
 
         int nlis = weft_listener_nfds(&tree.lis), tree_base;
-        maxfds   = 3 + (px.job.nlocal > 0 ? 3 * px.job.nlocal : 0) + 1 + nlis + tree.nkids;
+        maxfds   = 3 + (px.job.nlocal > 0 ? 4 * px.job.nlocal : 0) + 1 + nlis + tree.nkids;
         pfds   = calloc((size_t)maxfds, sizeof(*pfds));
         if (pfds == NULL) {
             px_emergency_exit();
@@ -942,6 +946,8 @@ int main(int argc, char **argv)
             pfds[n++] = (struct pollfd){.fd = throttle ? -1 : px.ranks[i].fds[0], .events = POLLIN};
             pfds[n++] = (struct pollfd){.fd = throttle ? -1 : px.ranks[i].fds[1], .events = POLLIN};
             pfds[n++] = (struct pollfd){.fd = c->fd, .events = POLLIN | (c->out.len ? POLLOUT : 0)};
+            /* EOF (or an errno) on the exec-status pipe: the exec is settled. */
+            pfds[n++] = (struct pollfd){.fd = px.ranks[i].exec_fd, .events = POLLIN};
         }
         tree_base = n;
         for (int k = 0; k < tree.nkids; k++) {
@@ -954,9 +960,6 @@ int main(int argc, char **argv)
         if (nlis > 1) {
             int left = weft_listener_timeout(&tree.lis);
             timeout  = timeout >= 0 && timeout < left ? timeout : left;
-        }
-        if (px_check_exec() > 0) {
-            timeout = 2; /* an exec is still under way: look again soon */
         }
         if (px.drain_deadline > 0) {
             long long left = px.drain_deadline - weft_now_ms();
@@ -1008,7 +1011,7 @@ int main(int argc, char **argv)
         if (pfds[2].revents) {
             px_write_stdin();
         }
-        for (int i = 0, k = 3; px.started && i < px.job.nlocal; i++, k += 3) {
+        for (int i = 0, k = 3; px.started && i < px.job.nlocal; i++, k += 4) {
             if (pfds[k].fd >= 0 && pfds[k].revents) {
                 px_read_output(i, 0);
             }
@@ -1020,6 +1023,9 @@ int main(int argc, char **argv)
             }
             if (pfds[k + 2].fd >= 0 && (pfds[k + 2].revents & POLLOUT)) {
                 weft_pmi_server_flush(&px.srv, i);
+            }
+            if (pfds[k + 3].fd >= 0 && pfds[k + 3].revents) {
+                px_check_exec();
             }
         }
         for (int k = 0; k < tree.nkids; k++) {
