@@ -100,8 +100,8 @@ class Launcher:
             env.update(extra)
         return env
 
-    def run(self, args, timeout=60, env=None, input=None, marker=None, exe=None):
-        cmd = [exe or self.mpiexec]
+    def run(self, args, timeout=60, env=None, input=None, marker=None, exe=None, wrap=()):
+        cmd = list(wrap) + [exe or self.mpiexec]
         if marker:
             cmd += ["-genv", "WEFT_TEST_MARKER", marker]
         cmd += list(args)

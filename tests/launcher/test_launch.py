@@ -3,7 +3,6 @@
 """mpiexec basics: exit codes, crashes, I/O forwarding, signals, timeout, env."""
 import os
 import re
-import select
 import signal
 import subprocess
 import time

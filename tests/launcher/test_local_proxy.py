@@ -116,3 +116,15 @@ def test_kill9_local_proxy_ends_job(launcher, marker, exec_knob):
     assert_no_leftovers(marker, wait=1.0)
     left = [f for f in os.listdir("/dev/shm") if f.startswith(f"weft-{jobid}-")]
     assert not left, left
+
+
+def test_no_libcrypto_for_one_host_job(launcher, marker):
+    """libcrypto (the job secret's HMAC) is loaded only when a remote proxy or
+    a name-service client needs it: not in mpirun, nor its forked proxy, for a
+    job on this host alone (test_remote.py covers the remote case)."""
+    script = 'p=$PPID; m=$(cut -d" " -f4 /proc/$p/stat); ' \
+             'echo "mpirun=$m $(grep -c libcrypto /proc/$m/maps) proxy=$(grep -c libcrypto /proc/$p/maps)"'
+    proc = launcher.popen(["-n", "1", "sh", "-c", script], marker=marker)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert out.strip() == f"mpirun={proc.pid} 0 proxy=0", out
