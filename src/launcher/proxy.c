@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -363,11 +364,15 @@ static int env_same_name(const char *entry, const char *var)
     return strncmp(entry, var, n) == 0 && entry[n] == '=';
 }
 
+/* The process mapping goes into WEFT_PMI_JOB when shorter than this. */
+#define PX_MAPPING_ENV_MAX 1024
+
 static char **px_build_env(int i, int pmi_fd)
 {
     char   extra[10][160];
     int    nextra = 0, n = 0;
-    char **envp   = calloc((size_t)px.job.nenv + 11, sizeof(char *));
+    char **envp   = calloc((size_t)px.job.nenv + 12, sizeof(char *));
+    char  *job_env = NULL;
 
     if (envp == NULL) {
         return NULL;
@@ -385,8 +390,25 @@ static char **px_build_env(int i, int pmi_fd)
     if (px.srv.shm_prefix != NULL) {
         snprintf(extra[nextra++], sizeof(extra[0]), "WEFT_PMI_SHM_NAME=%s", px.srv.shm_prefix);
     }
+    /* What a Weft rank would otherwise ask in three PMI round trips before
+     * its first fence (kvsname, appnum, process mapping), from us, the
+     * server, so the same answers (pmi_client.c); tied to the PMI socket by
+     * its inode, so a copy inherited by another job is ignored. The mapping
+     * is left out when long (the rank then asks). */
+    struct stat st;
+    const char *mapping = px.job.mapping != NULL ? px.job.mapping : "";
+    if (strlen(mapping) >= PX_MAPPING_ENV_MAX) {
+        mapping = "";
+    }
+    job_env = malloc(strlen(mapping) + strlen(px.job.kvsname) + 64);
+    if (job_env != NULL) {
+        sprintf(job_env, "WEFT_PMI_JOB=%llu:%d:%s:%s",
+                fstat(pmi_fd, &st) == 0 ? (unsigned long long)st.st_ino : 0ULL,
+                weft_job_app_of(&px.job, px.job.ranks[i]), px.job.kvsname, mapping);
+    }
     for (int e = 0; e < px.job.nenv; e++) {
-        int dup = 0;
+        /* Ours, or none: a stale one would give the ranks a wrong layout. */
+        int dup = strncmp(px.job.env[e], "WEFT_PMI_JOB=", 13) == 0;
         for (int x = 0; x < nextra && !dup; x++) {
             dup = env_same_name(px.job.env[e], extra[x]);
         }
@@ -396,6 +418,9 @@ static char **px_build_env(int i, int pmi_fd)
     }
     for (int x = 0; x < nextra; x++) {
         envp[n++] = strdup(extra[x]);
+    }
+    if (job_env != NULL) {
+        envp[n++] = job_env;
     }
     envp[n] = NULL;
     return envp;
