@@ -49,6 +49,7 @@
 #define WEFT_COLL_SHM_INTERNAL_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "coll/coll_internal.h"
 
@@ -179,6 +180,30 @@ static inline MPI_Count pkt_piece(size_t len, MPI_Count at)
 {
     MPI_Count left = (MPI_Count)len - at;
     return left < INLINE_BYTES ? left : INLINE_BYTES;
+}
+
+/* One line of a packet from / to the packed stream of (buf, count, dt) at
+ * byte at: a whole line of contiguous data by a fixed-size copy the
+ * compiler inlines (a pack call per 56-byte line cost more than the copy),
+ * the rest by the datatype engine (which also clamps to count). */
+static inline void pkt_line_pack(line_t *l, const weft_datatype_t *dt, MPI_Count count,
+                                 const void *buf, MPI_Count at, MPI_Count n)
+{
+    if (dt->is_contig && n == INLINE_BYTES && at + n <= count * dt->size) {
+        memcpy(l->data, (const char *)buf + dt->true_lb + at, INLINE_BYTES);
+    } else {
+        weft_dt_pack(dt, count, buf, at, l->data, n);
+    }
+}
+
+static inline void pkt_line_unpack(const line_t *l, const weft_datatype_t *dt, MPI_Count count,
+                                   void *buf, MPI_Count at, MPI_Count n)
+{
+    if (dt->is_contig && n == INLINE_BYTES && at + n <= count * dt->size) {
+        memcpy((char *)buf + dt->true_lb + at, l->data, INLINE_BYTES);
+    } else {
+        weft_dt_unpack(dt, count, buf, at, l->data, n);
+    }
 }
 
 static inline unsigned char *bcast_data(struct weft_coll_shm *sh, uint64_t r)

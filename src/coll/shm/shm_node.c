@@ -60,7 +60,7 @@ size_t weft_coll_shm_bcast_round_write(struct weft_coll_shm *sh, uint64_t r, con
     } else if (lines > 0) {
         for (int i = 0; i < lines; i++) {
             MPI_Count at = (MPI_Count)i * INLINE_BYTES;
-            weft_dt_pack(dt, count, buf, off + at, pkt[i].data, pkt_piece(len, at));
+            pkt_line_pack(&pkt[i], dt, count, buf, off + at, pkt_piece(len, at));
             publish(&pkt[i], v);
         }
     } else {
@@ -116,7 +116,7 @@ int weft_coll_shm_node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count coun
                 for (int i = 0; i < lines; i++) {
                     MPI_Count at = (MPI_Count)i * INLINE_BYTES;
                     weft_coll_shm_wait_ge(&pkt[i], r);
-                    weft_dt_unpack(dt, count, buf, off + at, pkt[i].data, pkt_piece(len, at));
+                    pkt_line_unpack(&pkt[i], dt, count, buf, off + at, pkt_piece(len, at));
                 }
             } else {
                 weft_dt_unpack(dt, count, buf, off, data, (MPI_Count)len);

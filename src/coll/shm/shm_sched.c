@@ -161,8 +161,8 @@ static int bcast_poll(void *state, int first, int *rc)
             } else if (lines > 0) {
                 for (int i = 0; i < lines; i++) {
                     MPI_Count at = (MPI_Count)i * INLINE_BYTES;
-                    weft_dt_unpack(op->dt, op->count, op->buf, op->off + at, pkt[i].data,
-                                   pkt_piece(len, at));
+                    pkt_line_unpack(&pkt[i], op->dt, op->count, op->buf, op->off + at,
+                                    pkt_piece(len, at));
                 }
             } else {
                 weft_dt_unpack(op->dt, op->count, op->buf, op->off, bcast_data(sh, r),
