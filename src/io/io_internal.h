@@ -39,12 +39,13 @@ typedef struct weft_io_datarep {
 
 typedef struct {
     MPI_Offset        disp;
+    MPI_Offset        base;      /* disp + the filetype's first data byte: where tile 0's data starts */
     weft_datatype_t  *etype, *filetype;
     MPI_Count         esize;     /* etype bytes in the file */
     MPI_Count         tile_size; /* data bytes of one filetype tile */
     MPI_Aint          tile_ext;  /* extent of one tile */
     int               nblocks;   /* flattened filetype: data blocks of one tile */
-    MPI_Aint         *blk_off;   /* offset in the tile */
+    MPI_Aint         *blk_off;   /* offset from the tile's first data byte */
     MPI_Count        *blk_len;
     MPI_Count        *blk_pre;   /* data bytes before block i */
     int               contig;    /* one block at 0 with tile_size == tile_ext */
