@@ -190,7 +190,17 @@ int  weft_io_locked(weft_file_t *fh, int (*fn)(void *), void *arg);
  * the job, *rc its result) once it ran. */
 typedef struct io_job weft_io_job_t;
 int  weft_io_job_post(weft_file_t *fh, int (*fn)(void *), void *arg, weft_io_job_t **job);
+/* A failed job's reason (recorded on the worker) is recorded again on the
+ * calling thread. */
 int  weft_io_job_test(weft_io_job_t *job, int *rc);
+
+/* Errors found in the background. weft_io_reason_copy: this thread's
+ * recorded reason, copied (NULL when none). weft_io_request_fail fails r
+ * with rc; the call that completes it (MPI_Wait/Test..., *_end) reports
+ * "<call>, in the background: <reason>" on fh's error handler. It takes
+ * reason (may be NULL: the message then names the call and fh's path). */
+char *weft_io_reason_copy(void);
+void  weft_io_request_fail(weft_request_t *r, weft_file_t *fh, const char *call, int rc, char *reason);
 
 /* nbcoll.c: start a collective access in the background (x prepared; it
  * is taken over) after the file's earlier ones; *req completes when it is
