@@ -161,6 +161,9 @@ static void wb_usage(const wb_ctx_t *c, FILE *f)
         fprintf(f, "  -I, --in-place                use MPI_IN_PLACE\n");
     if (ft & WB_F_B2B)
         fprintf(f, "  -B, --back-to-back            no barrier between timed calls (time per call)\n");
+    if (ft & WB_F_MEDIAN)
+        fprintf(f, "      --median                  each rank's median iteration time (robust to\n"
+                   "                                preemption on a loaded machine), not its mean\n");
     if (ft & WB_F_DTYPE)
         fprintf(f, "  -d, --datatype T              char|int|float|double\n");
     if (ft & WB_F_THREADS)
@@ -225,6 +228,7 @@ static void wb_parse(wb_ctx_t *c, int argc, char **argv)
         {"root", required_argument, 0, 'r'},
         {"in-place", no_argument, 0, 'I'},
         {"back-to-back", no_argument, 0, 'B'},
+        {"median", no_argument, 0, 'M'},
         {"datatype", required_argument, 0, 'd'},
         {"threads", required_argument, 0, 't'},
         {"win", required_argument, 0, 'w'},
@@ -271,6 +275,13 @@ static void wb_parse(wb_ctx_t *c, int argc, char **argv)
         case 'r': bad |= !(ft & WB_F_ROOT) || wb_parse_int(optarg, &o->root); break;
         case 'I': bad |= !(ft & WB_F_INPLACE); o->in_place = 1; break;
         case 'B': bad |= !(ft & WB_F_B2B); o->back_to_back = 1; break;
+        case 'M':
+            if (!(ft & WB_F_MEDIAN)) {
+                bad = 1;
+                snprintf(err, sizeof(err), "--median is not used by this benchmark");
+            }
+            o->median = 1;
+            break;
         case 'd':
             bad |= !(ft & WB_F_DTYPE) || wb_set_dtype(o, optarg);
             break;
@@ -330,6 +341,10 @@ static void wb_parse(wb_ctx_t *c, int argc, char **argv)
     if (!bad && optind < argc) {
         bad = 1;
         snprintf(err, sizeof(err), "unexpected argument '%s'", argv[optind]);
+    }
+    if (!bad && o->median && o->back_to_back) {
+        bad = 1;
+        snprintf(err, sizeof(err), "--median needs per-iteration times: not with -B");
     }
     if (!bad && o->min_size > o->max_size) {
         bad = 1;
@@ -444,6 +459,8 @@ void wb_init(wb_ctx_t *c, int *argc, char ***argv, const char *name, const char 
             printf("# Root: %d\n", c->o.root);
         if (c->o.in_place)
             printf("# In place: yes\n");
+        if (c->o.median)
+            printf("# Statistic: each rank's median iteration time, averaged over ranks\n");
         if (features & WB_F_THREADS)
             printf("# Threads per rank: %d\n", c->o.threads);
         if (features & WB_F_RMA)
@@ -504,6 +521,20 @@ void *wb_alloc(size_t bytes)
 void wb_free(void *p)
 {
     free(p);
+}
+
+static int wb_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double wb_median(double *v, int n)
+{
+    if (n <= 0)
+        return 0;
+    qsort(v, (size_t)n, sizeof(*v), wb_cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 unsigned wb_seed(int a, int b, int it)
@@ -800,6 +831,7 @@ static int wb_write_json(wb_ctx_t *c)
     fprintf(f, ",\n  \"library\": ");
     wb_json_str(f, c->library);
     fprintf(f, ",\n  \"nprocs\": %d,\n", c->np);
+    fprintf(f, "  \"statistic\": \"%s\",\n", c->o.median ? "median" : "mean");
     fprintf(f, "  \"metrics\": [");
     for (k = 0; k < c->nmetrics; k++) {
         fprintf(f, "%s{\"key\": ", k ? ", " : "");

@@ -40,7 +40,8 @@ enum {
     WB_F_THREAD_MULTIPLE = 1u << 7, /* init with MPI_THREAD_MULTIPLE */
     WB_F_PAIRS = 1u << 8,   /* even np, ranks paired i <-> i + np/2 */
     WB_F_TWO = 1u << 9,     /* exactly two ranks */
-    WB_F_B2B = 1u << 10     /* -B / --back-to-back (blocking collectives) */
+    WB_F_B2B = 1u << 10,    /* -B / --back-to-back (blocking collectives) */
+    WB_F_MEDIAN = 1u << 11  /* --median (a barrier-per-iteration loop) */
 };
 
 typedef enum { WB_SYNC_FLUSH, WB_SYNC_LOCK, WB_SYNC_LOCK_ALL, WB_SYNC_FENCE, WB_SYNC_PSCW } wb_sync_t;
@@ -65,6 +66,7 @@ typedef struct wb_opts {
     int root;
     int in_place;
     int back_to_back; /* no barrier between timed calls */
+    int median;       /* per-iteration times: each rank's median, not its mean */
     int threads;
     int win_allocate; /* 1: MPI_Win_allocate, 0: MPI_Win_create */
     wb_sync_t sync;
@@ -151,6 +153,8 @@ int wb_warmup(const wb_ctx_t *c, size_t size);
 /* Page-aligned, zeroed buffer; exits on failure. */
 void *wb_alloc(size_t bytes);
 void wb_free(void *p);
+/* Median of v[0..n) (sorts v in place). */
+double wb_median(double *v, int n);
 
 /* Byte patterns for data-movement validation. The seed names the sender,
  * the receiver and the iteration, so a misplaced block is caught too. */

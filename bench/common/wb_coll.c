@@ -46,7 +46,8 @@ int wb_coll_main(int argc, char **argv, const wb_coll_t *d)
     int nb = d->nb, nosize = (d->flags & WB_C_NOSIZE) != 0;
     wb_ctx_t c;
     wb_cx_t x;
-    size_t size;
+    size_t size, nsamples = 0;
+    double *samples = NULL; /* --median: this size's iteration times */
 
     if (d->flags & WB_C_REDUCE) {
         def.dtype = "int";
@@ -61,7 +62,7 @@ int wb_coll_main(int argc, char **argv, const wb_coll_t *d)
     if (d->flags & WB_C_INPLACE)
         ft |= WB_F_INPLACE;
     if (!nb)
-        ft |= WB_F_B2B;
+        ft |= WB_F_B2B | WB_F_MEDIAN;
     wb_init(&c, &argc, &argv, d->name, d->title, ft, &def);
     if (nb)
         wb_columns(&c, !nosize, c.o.full ? 7 : 4, mn);
@@ -116,15 +117,24 @@ int wb_coll_main(int argc, char **argv, const wb_coll_t *d)
             tsum = wb_now() - t0;
             WB(MPI_Barrier(c.comm));
         }
+        if (c.o.median && (size_t)n > nsamples) {
+            free(samples);
+            nsamples = (size_t)n;
+            samples = wb_alloc(nsamples * sizeof(double));
+        }
         for (i = 0; !c.o.back_to_back && i < n + skip; i++) {
-            double t0 = wb_now();
+            double t0 = wb_now(), t;
             wb_check(d->run(&x, &req), d->mpi_name, __FILE__, __LINE__);
             wb_coll_wait(&req, nb);
-            if (i >= skip)
-                tsum += wb_now() - t0;
+            t = wb_now() - t0;
+            if (i >= skip) {
+                tsum += t;
+                if (c.o.median)
+                    samples[i - skip] = t;
+            }
             WB(MPI_Barrier(c.comm));
         }
-        lat = tsum * 1e6 / n;
+        lat = c.o.median ? wb_median(samples, n) * 1e6 : tsum * 1e6 / n;
         wb_stats(&c, lat, &avg, &mn_, &mx_);
 
         if (!nb) {
@@ -169,6 +179,7 @@ int wb_coll_main(int argc, char **argv, const wb_coll_t *d)
         if (nosize)
             break;
     }
+    wb_free(samples);
     wb_free(x.sbuf);
     wb_free(x.rbuf);
     free(x.scounts);

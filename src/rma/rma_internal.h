@@ -116,7 +116,9 @@ struct weft_win {
     int               am_sink;
 
     /* libfabric RMA for put/get (rma_net.c), on an active-message window. */
-    int               net;      /* every rank registered: put/get go by RMA */
+    int               net;      /* some target's put/get go by RMA */
+    unsigned char    *net_target; /* per rank: put/get to it go by RMA (another node,
+                                     reached through the netmod, both registered) */
     void             *net_mr;   /* this rank's registration */
     uint64_t         *net_key;  /* per rank */
     uint64_t         *net_addr; /* per rank: address (or 0) of its byte 0 */
@@ -125,6 +127,9 @@ struct weft_win {
 };
 
 /* rma_win.c */
+/* The node this rank belongs to for windows (PMI node id, or the test
+ * layout WEFT_RMA_FAKE_PPN gives). */
+int  rma_my_node(void);
 int  rma_allgather(weft_win_t *win, const void *mine, size_t len, void *all);
 int  rma_barrier(weft_win_t *win);
 /* rma_sync.c: one idle turn of a window wait (progress found nothing): the

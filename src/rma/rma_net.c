@@ -2,15 +2,16 @@
  * Copyright (c) 2026 The Weft authors
  *
  * Put and get across hosts by libfabric RMA (WEFT_RMA_NET): on a window of
- * the active-message path whose every other rank is reached through the
- * netmod, each rank registers its window memory for remote read and write
- * at creation and the ranks exchange (key, address); put/get are then
- * fi_write / fi_read of the target's byte ranges (one per contiguous piece
- * of the target datatype; the origin side packed when it is not
- * contiguous, the staging kept until completion). They are counted per
- * window and completed by the next flush, unlock, fence, complete or free
- * (rma_net_quiet; a put asks for delivery completion: its data is then in
- * the target's memory), so a window of puts is in flight at once. A get
+ * the active-message path, each rank with a peer reached through the netmod
+ * registers its window memory for remote read and write at creation, and
+ * the ranks exchange (key, address, node). Put/get to a target on another
+ * node are then fi_write / fi_read of the target's byte ranges (one per
+ * contiguous piece of the target datatype; the origin side packed when it
+ * is not contiguous, the staging kept until completion); targets on the
+ * origin's own node keep messages through shared memory. They are counted
+ * per window and completed by the next flush, unlock, fence, complete or
+ * free (rma_net_quiet; a put asks for delivery completion: its data is then
+ * in the target's memory), so a window of puts is in flight at once. A get
  * into a non-contiguous origin buffer and the R-forms complete at once.
  *
  * Accumulates, locks, PSCW and fence stay active messages. Native atomics
@@ -44,7 +45,7 @@ enum { RMA_NET_AUTO = 0, RMA_NET_AM = 1, RMA_NET_NATIVE = 2 };
 
 typedef struct {
     int32_t  ok;     /* this rank can take part (reason in no_reason) */
-    int32_t  pad;
+    int32_t  node;   /* rma_my_node() */
     uint64_t key;
     uint64_t addr;   /* what a peer names for this rank's byte 0 (the address, or 0 when
                         the provider addresses registrations by offset) */
@@ -52,9 +53,17 @@ typedef struct {
 
 static int wait_below(weft_win_t *win, int limit);
 
+/* Whether rank r of the window is reached through the netmod. */
+static int through_netmod(const weft_win_t *win, int r)
+{
+    return r != win->rank && !weft_peer(win->comm->peer_world[r])->is_local;
+}
+
 /* Why this rank cannot use RMA for the window, or NULL. */
 static const char *no_reason(const weft_win_t *win)
 {
+    int any = 0;
+
     if (weft_dev.netmod == NULL) {
         return "no network module is up";
     }
@@ -67,19 +76,20 @@ static const char *no_reason(const weft_win_t *win)
         strcmp(weft_dev.netmod->provider(), "sockets") == 0) {
         return "WEFT_RMA_NET=auto does not use the sockets provider's RMA";
     }
-    for (int r = 0; r < win->size; r++) {
-        if (r != win->rank && weft_peer(win->comm->peer_world[r])->is_local) {
-            return "some ranks of the window share a node (reached through shared memory)";
-        }
+    for (int r = 0; r < win->size && !any; r++) {
+        any = through_netmod(win, r);
     }
-    return NULL;
+    return any ? NULL : "no other rank of the window is reached through the netmod";
 }
 
+/* Targets on other nodes that the netmod reaches get put/get by RMA when
+ * both sides registered; the others (this node's ranks, reached through
+ * shared memory) keep messages. */
 int rma_net_win_init(weft_win_t *win)
 {
     net_info_t  mine = {0}, *all;
     const char *why  = weft_tunables.RMA_NET == RMA_NET_AM ? "WEFT_RMA_NET=am" : no_reason(win);
-    int         rc, every = 1, bad = -1;
+    int         rc, bad = -1;
 
     /* Dynamic windows attach memory at any time (a registration and key
      * exchange per attach is not built): messages, even when native is
@@ -93,11 +103,13 @@ int rma_net_win_init(weft_win_t *win)
                                       &win->net_mr) != WEFT_OK) {
         why = "registering the window memory failed";
     }
-    mine.ok = why == NULL;
+    mine.ok   = why == NULL;
+    mine.node = rma_my_node();
     all = calloc((size_t)win->size, sizeof(*all));
-    win->net_key  = calloc((size_t)win->size, sizeof(uint64_t));
-    win->net_addr = calloc((size_t)win->size, sizeof(uint64_t));
-    if (all == NULL || win->net_key == NULL || win->net_addr == NULL) {
+    win->net_key    = calloc((size_t)win->size, sizeof(uint64_t));
+    win->net_addr   = calloc((size_t)win->size, sizeof(uint64_t));
+    win->net_target = calloc((size_t)win->size, 1);
+    if (all == NULL || win->net_key == NULL || win->net_addr == NULL || win->net_target == NULL) {
         free(all);
         return weft_error(MPI_ERR_NO_MEM, "no memory for a window of %d ranks", win->size);
     }
@@ -105,19 +117,24 @@ int rma_net_win_init(weft_win_t *win)
         free(all);
         return rc;
     }
+    win->net = 0;
     for (int r = 0; r < win->size; r++) {
-        if (!all[r].ok && bad < 0) {
-            bad = r;
+        if (r == win->rank || all[r].node == mine.node) {
+            continue;
         }
-        every &= all[r].ok;
+        win->net_target[r] = mine.ok && all[r].ok && through_netmod(win, r);
+        win->net |= win->net_target[r];
+        if (!win->net_target[r] && bad < 0) {
+            bad = mine.ok ? r : win->rank;
+        }
         win->net_key[r]  = all[r].key;
         win->net_addr[r] = all[r].addr;
     }
     free(all);
-    win->net = every;
-    if (!every && weft_tunables.RMA_NET == RMA_NET_NATIVE) {
+    if (bad >= 0 && weft_tunables.RMA_NET == RMA_NET_NATIVE) {
         return weft_error(MPI_ERR_OTHER, "WEFT_RMA_NET=native: rank %d of the window cannot use "
-                          "libfabric RMA%s%s", bad, why ? ": " : "", why ? why : " (see its reason)");
+                          "libfabric RMA%s%s", bad, bad == win->rank && why ? ": " : "",
+                          bad == win->rank && why ? why : " (see its reason)");
     }
     return MPI_SUCCESS;
 }
@@ -161,9 +178,11 @@ int rma_net_win_fini(weft_win_t *win)
     }
     free(win->net_key);
     free(win->net_addr);
-    win->net_key  = NULL;
-    win->net_addr = NULL;
-    win->net      = 0;
+    free(win->net_target);
+    win->net_key    = NULL;
+    win->net_addr   = NULL;
+    win->net_target = NULL;
+    win->net        = 0;
     return orphans;
 }
 

@@ -258,7 +258,7 @@ static int do_put(const void *obuf, MPI_Count ocount, weft_datatype_t *odt, int 
     }
     WEFT_PVAR_INC(RMA_PUT_OPS);
     WEFT_PVAR_ADD(RMA_PUT_BYTES, ocount * odt->size);
-    if (win->net && rank != win->rank) {
+    if (win->net && win->net_target[rank]) {
         WEFT_PVAR_INC(RMA_NET_OPS);
         return ocount * odt->size == 0 ? MPI_SUCCESS
                                        : rma_net_put(win, rank, d.off, obuf, ocount, odt, tcount, tdt);
@@ -285,7 +285,7 @@ static int do_get(void *obuf, MPI_Count ocount, weft_datatype_t *odt, int rank, 
     }
     WEFT_PVAR_INC(RMA_GET_OPS);
     WEFT_PVAR_ADD(RMA_GET_BYTES, ocount * odt->size);
-    if (win->net && rank != win->rank) {
+    if (win->net && win->net_target[rank]) {
         WEFT_PVAR_INC(RMA_NET_OPS);
         return ocount * odt->size == 0 ? MPI_SUCCESS
                                        : rma_net_get(win, rank, d.off, obuf, ocount, odt, tcount, tdt);

@@ -301,6 +301,12 @@ static void win_destroy(weft_win_t *win)
     weft_objpool_free(&win_pool, win);
 }
 
+int rma_my_node(void)
+{
+    return weft_tunables.RMA_FAKE_PPN > 0 ? weft_runtime.pmi.rank / weft_tunables.RMA_FAKE_PPN
+                                          : weft_runtime.pmi.node_id;
+}
+
 static int win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit,
                       weft_info_t *info, weft_comm_t *comm, void *baseptr, MPI_Win *win_out)
 {
@@ -365,8 +371,7 @@ static int win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit,
     mine.addr      = (uint64_t)(uintptr_t)base;
     mine.probe     = (uint64_t)(uintptr_t)&rma_cma_probe_word;
     mine.pid       = (int32_t)getpid();
-    mine.node      = weft_tunables.RMA_FAKE_PPN > 0 ? weft_runtime.pmi.rank / weft_tunables.RMA_FAKE_PPN
-                                                    : weft_runtime.pmi.node_id;
+    mine.node      = rma_my_node();
     if ((rc = rma_allgather(win, &mine, sizeof(mine), infos)) != MPI_SUCCESS) {
         goto fail;
     }

@@ -330,6 +330,22 @@ def test_bad_options_exit_2(bindir, opts):
     assert p.returncode == 2, p.stdout + p.stderr
 
 
+def test_median_statistic(bindir, tmp_path):
+    """--median reports each rank's median iteration time, says so in the header and
+    the JSON; it needs a barrier per iteration, so -B and the non-blocking forms refuse it."""
+    js = tmp_path / "b.json"
+    p = mpirun(bindir, "bcast", 3, ["-m", "4:64", "--median", "--json", str(js)] + TINY)
+    assert_ok(p, "bcast")
+    assert "# Statistic: each rank's median iteration time" in p.stdout
+    assert len(check_table("bcast", p.stdout)) == 5
+    doc = json.loads(js.read_text())
+    assert doc["statistic"] == "median" and all(r["avg_latency_us"] > 0 for r in doc["records"])
+    for bench, extra in (("bcast", ["-B"]), ("ibcast", []), ("latency", [])):
+        p = mpirun(bindir, bench, 2, ["--median"] + extra, timeout=60)
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert "--median" in p.stderr
+
+
 def test_help(bindir):
     p = mpirun(bindir, "allreduce", 2, ["-h"], timeout=60)
     assert p.returncode == 0 and "Usage: allreduce" in p.stdout

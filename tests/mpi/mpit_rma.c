@@ -7,10 +7,11 @@
  * epoch, then reads the counters through a pvar session and checks the
  * deltas (and that rma_am_ops counts them all when the active-message path is
  * forced, none otherwise). Run with and without WEFT_USE_SHM_ONE_SIDED=0;
- * argv[1] says which ("am" or "shm"). "net": every rank on its own host
- * with libfabric RMA (WEFT_RMA_NET=native): put/get to another rank count in
- * rma_net_ops, the rest in rma_am_ops (np 1: one node, the shared-memory
- * path).
+ * argv[1] says which ("am" or "shm"). "net": hosts of argv[2] ranks each
+ * (default 1; WEFT_TEST_HOST_BLOCK and WEFT_RMA_FAKE_PPN give the same
+ * layout) with libfabric RMA (WEFT_RMA_NET=native): put/get to a neighbour
+ * on another host count in rma_net_ops, the rest in rma_am_ops (a window
+ * within one host: the shared-memory path, nothing counted in either).
  */
 #include "mpitest.h"
 
@@ -47,6 +48,7 @@ int main(int argc, char **argv)
     MPI_T_pvar_session s;
     int                am  = argc > 1 && strcmp(argv[1], "am") == 0;
     int                net = argc > 1 && strcmp(argv[1], "net") == 0;
+    int                ppn = net && argc > 2 ? atoi(argv[2]) : 1;
     static const char *names[] = {"weft_rma_put_ops", "weft_rma_put_bytes", "weft_rma_get_ops",
                                   "weft_rma_get_bytes", "weft_rma_acc_ops", "weft_rma_cas_ops",
                                   "weft_rma_am_ops", "weft_rma_net_ops"};
@@ -87,16 +89,18 @@ int main(int argc, char **argv)
     CHECK_OK(MPI_Compare_and_swap(&one, &res, &res, MPI_INT, right, 3 * ELEMS, win));
     CHECK_OK(MPI_Win_unlock_all(win));
 
-    int                net_pg = net && size > 1; /* put/get by RMA */
+    int                spans  = net && size > ppn;             /* an active-message window */
+    int                net_pg = spans && right / ppn != rank / ppn; /* put/get by RMA */
     unsigned long long want[8] = {NPUT, NPUT * ELEMS * sizeof(int), NGET,
                                   NGET * ELEMS * sizeof(int), NACC + NFOP, NCAS,
-                                  am ? NPUT + NGET + NACC + NFOP + NCAS
-                                     : net_pg ? NACC + NFOP + NCAS : 0,
+                                  am || (spans && !net_pg) ? NPUT + NGET + NACC + NFOP + NCAS
+                                  : net_pg                 ? NACC + NFOP + NCAS
+                                                           : 0,
                                   net_pg ? NPUT + NGET : 0};
     for (int i = 0; i < 8; i++) {
         unsigned long long v = read_counter(s, h[i]);
         CHECK(v == want[i], "%s = %llu, want %llu (%s path)", names[i], v, want[i],
-              net ? "libfabric RMA" : am ? "active-message" : "shared-memory");
+              net_pg ? "libfabric RMA" : am || spans ? "active-message" : "shared-memory");
         CHECK_OK(MPI_T_pvar_handle_free(s, &h[i]));
     }
     CHECK_OK(MPI_T_pvar_session_free(&s));

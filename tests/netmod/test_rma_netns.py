@@ -4,7 +4,8 @@ test_netns.py): rma_ops, rma_sync and rma_accops with put/get by libfabric RMA
 (WEFT_RMA_NET=native: window creation fails if a window of the
 create/allocate flavours cannot use it) and by active messages (am), one rank
 per host and two per host (windows then span shared memory and the network:
-messages, as the peer layout makes auto pick), and rma_net_onesided, which
+put/get to the other host by libfabric RMA, to the same host by messages), and
+rma_net_onesided, which
 reports whether put/get complete while the target computes (tcp;ofi_rxm
 progresses data only inside the target's MPI calls, docs/design.md).
 Windows take their node layout from PMI, and every rank here is started by one
@@ -20,6 +21,7 @@ RUNS = [  # (program, nhosts, per_host, WEFT_RMA_NET)
     ("rma_ops", 3, 1, "native"), ("rma_sync", 3, 1, "native"), ("rma_accops", 3, 1, "native"),
     ("rma_ops", 2, 1, "am"), ("rma_sync", 2, 1, "am"),
     ("rma_ops", 2, 2, "auto"), ("rma_sync", 2, 2, "auto"), ("rma_accops", 2, 2, "auto"),
+    ("rma_ops", 2, 2, "native"),
 ]
 
 
@@ -39,6 +41,12 @@ def test_rma_across_hosts(hosts, name, nhosts, per_host, net):  # noqa: F811
 def test_rma_counters_native(hosts):  # noqa: F811
     """Put/get to the other host are counted as libfabric RMA, the rest as messages."""
     run(hosts, "mpit_rma", 2, 1, "native", ["net"])
+
+
+def test_rma_counters_mixed(hosts):  # noqa: F811
+    """Two ranks per host: put/get to the neighbour on the other host are counted as
+    libfabric RMA, those to the neighbour on the same host as messages."""
+    run(hosts, "mpit_rma", 2, 2, "native", ["net", "2"])
 
 
 def test_rma_target_computing(hosts):  # noqa: F811
