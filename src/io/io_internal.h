@@ -56,7 +56,8 @@ typedef struct {
 
 typedef struct {
     MPI_Count cb_buffer_size;
-    int       cb_nodes;
+    int       cb_nodes;      /* aggregators (writes; reads too when the hint or WEFT_IO_CB_NODES sets it) */
+    int       cb_nodes_read; /* aggregators of collective reads */
     int       cb_read, cb_write;       /* 0 disable, 1 enable, 2 automatic */
     int       ds_read, ds_write;       /* data sieving: same encoding */
     MPI_Count ind_rd_buffer_size, ind_wr_buffer_size;
