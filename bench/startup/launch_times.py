@@ -21,8 +21,11 @@ Stacks (a launcher with the library it starts):
   prterun+weft  Open MPI's prterun starting Weft's library (PMIx): the same
 The first three are what a user of each library types; the last two hold
 the library fixed and compare launchers. A stack whose parts are missing is
-reported and left out. Prints a markdown table, with the ratio of Weft's
-wall time to the fastest other full stack (mpich, openmpi) per N.
+reported and left out. Runs are interleaved (each repetition runs every
+stack once). Prints a markdown table, with the ratios of Weft's wall time to
+the fastest other full stack (mpich, openmpi) and to the fastest other
+launcher with Weft's library (hydra+weft, prterun+weft) per N, and the load
+average before and after each N.
 """
 import argparse
 import json
@@ -107,31 +110,47 @@ def main():
         else:
             found[name] = s
     print("| N | " + " | ".join(f"{k} wall (ms) | {k} MPI_Init (ms)" for k in found) +
-          (" | weft / fastest other full stack |" if "weft" in found else " |"))
-    print("|---|" + "---|" * (2 * len(found) + ("weft" in found)))
+          (" | weft / fastest other full stack | weft / fastest other launcher"
+           if "weft" in found else "") + " | load average |")
+    print("|---|" + "---|" * (2 * len(found) + 2 * ("weft" in found) + 1))
     for n in [int(x) for x in a.sizes.split(",")]:
         cells, wall = [], {}
-        for name, (cmd, env, bins) in found.items():
-            try:
-                walls = [run(cmd + ["-n", str(n), os.path.join(bins, "hello")], env)[0]
-                         for _ in range(a.reps)]
-                inits = []
-                for _ in range(a.reps):
+        # Interleaved: rep r runs every stack once before rep r+1, so a load
+        # change from other work on the machine hits every stack alike.
+        walls = {name: [] for name in found}
+        inits = {name: [] for name in found}
+        failed = {}
+        loads = [os.getloadavg()[0]]
+        for _ in range(a.reps):
+            for name, (cmd, env, bins) in found.items():
+                if name in failed:
+                    continue
+                try:
+                    walls[name].append(run(cmd + ["-n", str(n), os.path.join(bins, "hello")],
+                                           env)[0])
                     out = run(cmd + ["-n", str(n), os.path.join(bins, "init")], env)[1]
-                    inits.append(float(re.search(r"avg: ([\d.]+) ms", out).group(1)))
-            except (RuntimeError, subprocess.TimeoutExpired, AttributeError) as e:
-                print(f"# {name} at N={n}: {str(e)[:200]}")
+                    inits[name].append(float(re.search(r"avg: ([\d.]+) ms", out).group(1)))
+                except (RuntimeError, subprocess.TimeoutExpired, AttributeError) as e:
+                    print(f"# {name} at N={n}: {str(e)[:200]}")
+                    failed[name] = 1
+        loads.append(os.getloadavg()[0])
+        for name in found:
+            if name in failed:
                 cells += ["failed", "-"]
                 continue
-            wall[name] = statistics.median(walls)
-            cells += [f"{wall[name] * 1000:.0f}", f"{statistics.median(inits):.1f}"]
+            wall[name] = statistics.median(walls[name])
+            cells += [f"{wall[name] * 1000:.0f}", f"{statistics.median(inits[name]):.1f}"]
             for bench, ms in (("startup: mpirun -n N hello, wall", wall[name] * 1000),
-                              ("startup: time in MPI_Init", statistics.median(inits))):
+                              ("startup: time in MPI_Init", statistics.median(inits[name]))):
                 records.append({"benchmark": bench, "side": name, "size": n, "ms": ms,
                                 "x_label": "ranks (N)"})
         others = [wall[k] for k in ("mpich", "openmpi") if k in wall]
+        launchers = [wall[k] for k in ("hydra+weft", "prterun+weft") if k in wall]
         if "weft" in found:
             cells.append(f"{wall['weft'] / min(others):.2f}" if "weft" in wall and others else "-")
+            cells.append(f"{wall['weft'] / min(launchers):.2f}"
+                         if "weft" in wall and launchers else "-")
+        cells.append(f"{loads[0]:.1f}-{loads[1]:.1f}")
         print(f"| {n} | " + " | ".join(cells) + " |", flush=True)
         if a.json:  # rewritten after every N: a partial run still plots
             with open(a.json, "w") as f:

@@ -4,6 +4,7 @@
  * Job control: proxy messages, rank exits, failure, signals, reaping.
  */
 #include "mpiexec.h"
+#include "common/guard.h"
 
 /* To proxy p: directly, or down the tree in a TO envelope via its root. */
 int mp_send_to(int p, int type, int a0, int a1, const void *data, size_t len)
@@ -424,6 +425,20 @@ void mp_drain_proxy(int p)
     }
 }
 
+/* A proxy on this host ended without cleaning up (kill -9): what it would
+ * have done is ours. Its ranks died with it, but not their own children, in
+ * the ranks' process groups; and the job's /dev/shm entries remain. (Remote
+ * hosts have their guard for this, guard.h.) */
+static void mp_cleanup_local(int p)
+{
+    for (int r = 0; r < mp.np; r++) {
+        if (mp.node_of_rank[r] == p && mp.ranks[r].pid > 0) {
+            kill(-mp.ranks[r].pid, SIGKILL);
+        }
+    }
+    weft_cleanup_shm(mp.jobid);
+}
+
 void mp_reap_proxies(void)
 {
     for (int p = 0; p < mp.nproxies; p++) {
@@ -465,6 +480,9 @@ void mp_reap_proxies(void)
                 mp_fail(1, SIGKILL, "mpiexec: error: weft-proxy on host %s died unexpectedly (%s %d)",
                         px->host, WIFSIGNALED(status) ? "signal" : "exit code",
                         WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+                if (px->is_local) {
+                    mp_cleanup_local(p);
+                }
             }
         }
     }

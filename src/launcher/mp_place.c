@@ -141,7 +141,8 @@ char **mp_build_env(int *n_p)
     /* A job started from inside another job's rank is not spawned by it. */
     static const char *const strip[] = {"PMI_FD=",    "PMI_PORT=",       "PMI_ID=",
                                         "PMI_RANK=",  "PMI_SIZE=",       "PMI_JOBID=",
-                                        "WEFT_JOBID=", "PMI_SPAWNED=",   "WEFT_PMI_PREPUT="};
+                                        "WEFT_JOBID=", "PMI_SPAWNED=",   "WEFT_PMI_PREPUT=",
+                                        "WEFT_PMI_JOB="};
     char **env = NULL;
     int    n   = 0;
 

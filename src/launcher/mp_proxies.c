@@ -4,6 +4,7 @@
  * Starting proxies (local and remote), the listener, the tree, heartbeats.
  */
 #include "mpiexec.h"
+#include "proxy.h"
 
 void mp_send_job(int p)
 {
@@ -241,6 +242,33 @@ void mp_drain_remote_links(void)
     }
 }
 
+/* The forked child that is the proxy of this host: what mpiexec knows and
+ * the proxy must not (the job secrets) is wiped before the proxy runs. */
+static int mp_run_local_proxy(int ctl_fd, void *arg)
+{
+    char  fdnum[16];
+    char *argv[] = {"weft-proxy", "--control-fd", fdnum, NULL};
+
+    (void)arg;
+    memset(&mp.secret, 0, sizeof(mp.secret));
+    memset(&mp.ns_secret, 0, sizeof(mp.ns_secret));
+    snprintf(fdnum, sizeof(fdnum), "%d", ctl_fd);
+    return weft_proxy_main(3, argv);
+}
+
+/* Proxy p runs on this host: by default a fork of mpiexec running the proxy
+ * code (no exec and dynamic linking of weft-proxy: about 1-2 ms of every
+ * start), with WEFT_LOCAL_PROXY_EXEC=1 the weft-proxy program. */
+static int mp_launch_local(mp_proxy_t *px, int *fd, char *err, size_t errlen)
+{
+    if (weft_tunables.LOCAL_PROXY_EXEC) {
+        char *proxy_argv[] = {mp.proxy_path, NULL};
+        return weft_bootstrap_launch(px->host, 1, proxy_argv, fd, &px->pid, err, errlen);
+    }
+    return weft_bootstrap_fork_run("weft-proxy", mp_run_local_proxy, NULL, fd, &px->pid, err,
+                                   errlen);
+}
+
 void mp_launch(void)
 {
     char err[512];
@@ -267,9 +295,7 @@ void mp_launch(void)
         int         fd;
 
         if (px->is_local) {
-            char *proxy_argv[] = {mp.proxy_path, NULL};
-            if (weft_bootstrap_launch(px->host, 1, proxy_argv, &fd, &px->pid, err,
-                                      sizeof(err)) != 0) {
+            if (mp_launch_local(px, &fd, err, sizeof(err)) != 0) {
                 mp_msg("mpiexec: error: %s", err);
                 mp_abandon_proxies();
                 break;

@@ -8,6 +8,8 @@
  * leftover /dev/shm/weft-<jobid>-* segments when everything has ended.
  * If mpiexec goes away (control EOF or our own parent-death SIGTERM) every
  * rank's process group is killed.
+ * The weft-proxy program (proxy_main.c) runs this on remote hosts; on
+ * mpiexec's own host mpiexec forks and runs it without an exec (proxy.h).
  */
 #include "common/auth.h"
 #include "common/binding.h"
@@ -19,6 +21,7 @@
 #include "common/pmi_server.h"
 #include "common/tree.h"
 #include "pmi/pmi_shm.h"
+#include "proxy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,6 +35,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -360,11 +364,15 @@ static int env_same_name(const char *entry, const char *var)
     return strncmp(entry, var, n) == 0 && entry[n] == '=';
 }
 
+/* The process mapping goes into WEFT_PMI_JOB when shorter than this. */
+#define PX_MAPPING_ENV_MAX 1024
+
 static char **px_build_env(int i, int pmi_fd)
 {
     char   extra[10][160];
     int    nextra = 0, n = 0;
-    char **envp   = calloc((size_t)px.job.nenv + 11, sizeof(char *));
+    char **envp   = calloc((size_t)px.job.nenv + 12, sizeof(char *));
+    char  *job_env = NULL;
 
     if (envp == NULL) {
         return NULL;
@@ -382,8 +390,25 @@ static char **px_build_env(int i, int pmi_fd)
     if (px.srv.shm_prefix != NULL) {
         snprintf(extra[nextra++], sizeof(extra[0]), "WEFT_PMI_SHM_NAME=%s", px.srv.shm_prefix);
     }
+    /* What a Weft rank would otherwise ask in three PMI round trips before
+     * its first fence (kvsname, appnum, process mapping), from us, the
+     * server, so the same answers (pmi_client.c); tied to the PMI socket by
+     * its inode, so a copy inherited by another job is ignored. The mapping
+     * is left out when long (the rank then asks). */
+    struct stat st;
+    const char *mapping = px.job.mapping != NULL ? px.job.mapping : "";
+    if (strlen(mapping) >= PX_MAPPING_ENV_MAX) {
+        mapping = "";
+    }
+    job_env = malloc(strlen(mapping) + strlen(px.job.kvsname) + 64);
+    if (job_env != NULL) {
+        sprintf(job_env, "WEFT_PMI_JOB=%llu:%d:%s:%s",
+                fstat(pmi_fd, &st) == 0 ? (unsigned long long)st.st_ino : 0ULL,
+                weft_job_app_of(&px.job, px.job.ranks[i]), px.job.kvsname, mapping);
+    }
     for (int e = 0; e < px.job.nenv; e++) {
-        int dup = 0;
+        /* Ours, or none: a stale one would give the ranks a wrong layout. */
+        int dup = strncmp(px.job.env[e], "WEFT_PMI_JOB=", 13) == 0;
         for (int x = 0; x < nextra && !dup; x++) {
             dup = env_same_name(px.job.env[e], extra[x]);
         }
@@ -393,6 +418,9 @@ static char **px_build_env(int i, int pmi_fd)
     }
     for (int x = 0; x < nextra; x++) {
         envp[n++] = strdup(extra[x]);
+    }
+    if (job_env != NULL) {
+        envp[n++] = job_env;
     }
     envp[n] = NULL;
     return envp;
@@ -531,8 +559,9 @@ static int px_start_ranks(void)
 
 /* Confirm the ranks' execs without waiting for them (a blocking wait per
  * rank doubled the start time of 64 ranks): EXECED when a status pipe
- * closed, NOEXEC with the errno a failed exec wrote. Returns how many are
- * still pending (the main loop then polls with a short timeout). */
+ * closed, NOEXEC with the errno a failed exec wrote. The main loop polls
+ * the status pipes (it used to wake every 2 ms while an exec was pending,
+ * taking CPU from the ranks being started). Returns how many are pending. */
 static int px_check_exec(void)
 {
     int pending = 0;
@@ -840,7 +869,7 @@ static int px_connect_back(const char *host, int port, int index, const char *la
     return fd;
 }
 
-int main(int argc, char **argv)
+int weft_proxy_main(int argc, char **argv)
 {
     int              ctl_fd = -1;
     struct sigaction sa;
@@ -926,7 +955,7 @@ int main(int argc, char **argv)
         long long now;
 
         int nlis = weft_listener_nfds(&tree.lis), tree_base;
-        maxfds   = 3 + (px.job.nlocal > 0 ? 3 * px.job.nlocal : 0) + 1 + nlis + tree.nkids;
+        maxfds   = 3 + (px.job.nlocal > 0 ? 4 * px.job.nlocal : 0) + 1 + nlis + tree.nkids;
         pfds   = calloc((size_t)maxfds, sizeof(*pfds));
         if (pfds == NULL) {
             px_emergency_exit();
@@ -942,6 +971,8 @@ int main(int argc, char **argv)
             pfds[n++] = (struct pollfd){.fd = throttle ? -1 : px.ranks[i].fds[0], .events = POLLIN};
             pfds[n++] = (struct pollfd){.fd = throttle ? -1 : px.ranks[i].fds[1], .events = POLLIN};
             pfds[n++] = (struct pollfd){.fd = c->fd, .events = POLLIN | (c->out.len ? POLLOUT : 0)};
+            /* EOF (or an errno) on the exec-status pipe: the exec is settled. */
+            pfds[n++] = (struct pollfd){.fd = px.ranks[i].exec_fd, .events = POLLIN};
         }
         tree_base = n;
         for (int k = 0; k < tree.nkids; k++) {
@@ -954,9 +985,6 @@ int main(int argc, char **argv)
         if (nlis > 1) {
             int left = weft_listener_timeout(&tree.lis);
             timeout  = timeout >= 0 && timeout < left ? timeout : left;
-        }
-        if (px_check_exec() > 0) {
-            timeout = 2; /* an exec is still under way: look again soon */
         }
         if (px.drain_deadline > 0) {
             long long left = px.drain_deadline - weft_now_ms();
@@ -1008,7 +1036,7 @@ int main(int argc, char **argv)
         if (pfds[2].revents) {
             px_write_stdin();
         }
-        for (int i = 0, k = 3; px.started && i < px.job.nlocal; i++, k += 3) {
+        for (int i = 0, k = 3; px.started && i < px.job.nlocal; i++, k += 4) {
             if (pfds[k].fd >= 0 && pfds[k].revents) {
                 px_read_output(i, 0);
             }
@@ -1020,6 +1048,9 @@ int main(int argc, char **argv)
             }
             if (pfds[k + 2].fd >= 0 && (pfds[k + 2].revents & POLLOUT)) {
                 weft_pmi_server_flush(&px.srv, i);
+            }
+            if (pfds[k + 3].fd >= 0 && pfds[k + 3].revents) {
+                px_check_exec();
             }
         }
         for (int k = 0; k < tree.nkids; k++) {

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Keys are stored as "<key>-<rank>", so callers get 64 minus this many chars. */
@@ -231,6 +232,36 @@ static int pmi_choose_version(void)
     return 1;
 }
 
+/* WEFT_PMI_JOB="INODE:APPNUM:KVSNAME:MAPPING", put in our environment by
+ * weft-proxy with the answers to what we would ask before the first fence.
+ * Used only if INODE is that of our PMI socket: a copy inherited from
+ * another job names another. Returns 1 and the fields (mapping may be ""),
+ * or 0. */
+static int pmi_job_env(int *appnum, char *kvsname, size_t kvslen, const char **mapping)
+{
+    const char        *v = getenv("WEFT_PMI_JOB"), *kvs, *map;
+    struct stat        st;
+    unsigned long long ino;
+    char              *end;
+
+    if (v == NULL || pmi.fd < 0 || fstat(pmi.fd, &st) != 0 || st.st_ino == 0) {
+        return 0;
+    }
+    ino = strtoull(v, &end, 10);
+    if (*end != ':' || ino != (unsigned long long)st.st_ino) {
+        return 0;
+    }
+    *appnum = (int)strtol(end + 1, &end, 10);
+    kvs     = end + 1;
+    map     = *end == ':' ? strchr(kvs, ':') : NULL;
+    if (map == NULL || (size_t)(map - kvs) >= kvslen) {
+        return 0;
+    }
+    snprintf(kvsname, kvslen, "%.*s", (int)(map - kvs), kvs);
+    *mapping = map + 1;
+    return 1;
+}
+
 /* Handshake: "init" in wire 1 for either version, then the version's own setup. */
 static int pmi_handshake(int version)
 {
@@ -268,6 +299,11 @@ static int pmi_handshake(int version)
         } else if (env_int("PMI_RANK", &pmi.rank) != 0 || env_int("PMI_SIZE", &pmi.size) != 0) {
             pmi_error("PMI_FD is set but PMI_RANK/PMI_SIZE are missing or invalid");
             return -1;
+        }
+        const char *mapping;
+        if (pmi_job_env(&pmi.appnum, pmi.kvsname, sizeof(pmi.kvsname), &mapping)) {
+            /* Started by weft-proxy: two round trips fewer before the first fence. */
+            return 0;
         }
         weft_pmi_msg_init(&q, WEFT_PMI_MSG_KVSNAME);
         if (pmi_call(&q, &r, 1) != 0) {
@@ -321,6 +357,14 @@ static int pmi_job_attr(const char *key, char *value, size_t len)
     weft_pmi_msg_t q, r;
     const char    *v;
 
+    if (strcmp(key, "PMI_process_mapping") == 0) {
+        int  appnum;
+        char kvs[sizeof(pmi.kvsname)];
+        if (pmi_job_env(&appnum, kvs, sizeof(kvs), &v) && *v != '\0') {
+            snprintf(value, len, "%s", v); /* weft-proxy's answer, given at start */
+            return 1;
+        }
+    }
     if (pmi.wire == 2) {
         weft_pmi_msg_init(&q, WEFT_PMI_MSG_JOBATTR);
         weft_pmi_msg_add(&q, "key", key);

@@ -12,6 +12,7 @@ Every launch has a timeout; every test that starts ranks checks that none is
 left behind, by a unique marker variable passed with -genv.
 """
 import os
+import select
 import signal
 import subprocess
 import time
@@ -99,8 +100,8 @@ class Launcher:
             env.update(extra)
         return env
 
-    def run(self, args, timeout=60, env=None, input=None, marker=None, exe=None):
-        cmd = [exe or self.mpiexec]
+    def run(self, args, timeout=60, env=None, input=None, marker=None, exe=None, wrap=()):
+        cmd = list(wrap) + [exe or self.mpiexec]
         if marker:
             cmd += ["-genv", "WEFT_TEST_MARKER", marker]
         cmd += list(args)
@@ -130,6 +131,22 @@ def marker():
     m = "wm" + uuid.uuid4().hex[:12]
     yield m
     assert_no_leftovers(m)
+
+
+def read_stdout_lines(proc, count, timeout=10):
+    """Read proc's stdout (raw fd, no Python buffering) until count lines or
+    timeout; returns the text read."""
+    fd = proc.stdout.fileno()
+    data = b""
+    deadline = time.monotonic() + timeout
+    while data.count(b"\n") < count and time.monotonic() < deadline:
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            data += chunk
+    return data.decode(errors="replace")
 
 
 def probe_lines(stdout):

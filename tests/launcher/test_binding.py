@@ -142,3 +142,17 @@ def test_bind_to_socket_numa(launcher, marker, level):
 def test_show_off_by_default(launcher, marker):
     p = launcher.run(["-n", "2", "true"], marker=marker)
     assert p.returncode == 0 and "CPU_SET" not in p.stdout
+
+
+@pytest.mark.skipif(NCPU < 2, reason="needs 2 CPUs")
+def test_mpirun_affinity_kept_when_oversubscribed(launcher, marker):
+    """mpirun started on one CPU (taskset) with 2 ranks: more ranks than CPUs it
+    may use, so nothing is bound (decided without loading the topology) and
+    the ranks stay on that CPU instead of being spread over the machine."""
+    one = min(os.sched_getaffinity(0))
+    p = launcher.run(["-n", "2"] + SELF_REPORT, env={"WEFT_SHOW_CPU_BINDING": "1"},
+                     marker=marker, wrap=["taskset", "-c", str(one)])
+    assert p.returncode == 0, p.stderr
+    assert "2 local ranks on 1 CPUs (oversubscribed)" in p.stdout, p.stdout
+    assert shown(p.stdout) == {0: str(one), 1: str(one)}
+    assert allowed_lists(p.stdout) == {0: {one}, 1: {one}}

@@ -3,14 +3,13 @@
 """mpiexec basics: exit codes, crashes, I/O forwarding, signals, timeout, env."""
 import os
 import re
-import select
 import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import assert_no_leftovers
+from conftest import assert_no_leftovers, read_stdout_lines
 
 NP = [1, 2, 3, 4, 8]
 
@@ -105,18 +104,7 @@ def test_partial_line_is_flushed(launcher, marker):
 
 
 def _wait_for_lines(proc, count, timeout=10):
-    """Read proc's stdout (raw fd, no Python buffering) until count lines."""
-    fd = proc.stdout.fileno()
-    data = b""
-    deadline = time.monotonic() + timeout
-    while data.count(b"\n") < count and time.monotonic() < deadline:
-        r, _, _ = select.select([fd], [], [], 0.2)
-        if r:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            data += chunk
-    return data.count(b"\n")
+    return read_stdout_lines(proc, count, timeout).count("\n")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])

@@ -3,6 +3,7 @@
 """PMI-1 and PMI-2 through mpiexec's proxies, MPICH hydra and singleton mode."""
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -113,3 +114,40 @@ def test_hydra_interop(launcher, np, version):
                         "--allgather", "900"], capture_output=True, text=True, timeout=60,
                        env=launcher.env({"WEFT_PMI_VERSION": str(version)}))
     check_probe(p, np, version)
+
+
+def _pmi_requests(launcher, tmp_path, args):
+    """Run mpiexec under strace; the PMI-1 commands the ranks wrote."""
+    if not shutil.which("strace"):
+        pytest.skip("strace is not installed")
+    log = tmp_path / "strace.txt"
+    cmd = ["strace", "-f", "-qq", "-e", "trace=write", "-s", "200", "-o", str(log),
+           launcher.mpiexec] + args
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=launcher.env(),
+                       stdin=subprocess.DEVNULL)
+    return p, re.findall(r'"cmd=(\w+)[^"]*', log.read_text())
+
+
+@pytest.mark.parametrize("np", [1, 3])
+def test_init_asks_nothing_weft_proxy_told(launcher, marker, tmp_path, np):
+    """weft-proxy puts kvsname, appnum and the process mapping in WEFT_PMI_JOB:
+    a rank's PMI init is one round trip, not four; the layout is still right."""
+    p, cmds = _pmi_requests(launcher, tmp_path, ["-genv", "WEFT_TEST_MARKER", marker, "-n",
+                                                 str(np), launcher.probe])
+    check_probe(p, np, 1)
+    assert cmds.count("init") == np, cmds
+    assert "get_my_kvsname" not in cmds and "get_appnum" not in cmds, cmds
+    # The probe's own gets come from the shared-memory snapshot; no mapping get.
+    assert not [c for c in cmds if c == "get"], cmds
+
+
+def test_stale_pmi_job_env_ignored(launcher, marker, tmp_path):
+    """A WEFT_PMI_JOB the rank inherited from elsewhere (here set between the
+    proxy and the rank, with a wrong layout) names another socket: ignored,
+    the rank asks the server and gets the right layout."""
+    p, cmds = _pmi_requests(launcher, tmp_path, [
+        "-genv", "WEFT_TEST_MARKER", marker, "-n", "3", "env",
+        "WEFT_PMI_JOB=1:7:weft_kvs_stale:(vector,(0,3,1))", launcher.probe])
+    info = check_probe(p, 3, 1)
+    assert {f["local_size"] for f in info.values()} == {"3"}, p.stdout
+    assert cmds.count("get_my_kvsname") == 3 and cmds.count("get_appnum") == 3, cmds

@@ -28,6 +28,10 @@ typedef struct {
     uint8_t key[WEFT_AUTH_SECRET_LEN];
 } weft_secret_t;
 
+/* Open libcrypto (once; weft_listener_open and weft_auth_connect call it).
+ * 0, or -1 with err naming the library. */
+int weft_auth_load(char *err, size_t errlen);
+
 /* Fresh random secret. 0, or -1 when the kernel has no randomness for us. */
 int weft_secret_new(weft_secret_t *s);
 /* Hex text (2*LEN+1 bytes) and back. from_hex: 0, or -1 on malformed text. */

@@ -6,12 +6,14 @@
 #include "buf.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -107,6 +109,89 @@ int weft_bootstrap_launch(const char *host, int host_is_local, char *const argv[
         return -1;
     }
     return bootstrap_fork_ops.launch(host, argv, ctl_fd_p, pid_p, err, errlen);
+}
+
+/* What an exec would have closed: every close-on-exec descriptor but keep. */
+static void close_cloexec_fds(int keep)
+{
+    DIR           *d = opendir("/proc/self/fd");
+    struct dirent *e;
+
+    if (d == NULL) {
+        for (int fd = 3; fd < 1024; fd++) {
+            int fl = fd == keep ? 0 : fcntl(fd, F_GETFD);
+            if (fl >= 0 && (fl & FD_CLOEXEC)) {
+                close(fd);
+            }
+        }
+        return;
+    }
+    while ((e = readdir(d)) != NULL) {
+        int fd = atoi(e->d_name);
+        int fl;
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == keep || fd == dirfd(d)) {
+            continue;
+        }
+        fl = fcntl(fd, F_GETFD);
+        if (fl >= 0 && (fl & FD_CLOEXEC)) {
+            close(fd);
+        }
+    }
+    closedir(d);
+}
+
+int weft_bootstrap_fork_run(const char *name, int (*run)(int ctl_fd, void *arg), void *arg,
+                            int *ctl_fd_p, pid_t *pid_p, char *err, size_t errlen)
+{
+    int      sv[2];
+    pid_t    pid;
+    sigset_t all, old;
+
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        snprintf(err, errlen, "socketpair: %s", strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    /* No handler of the parent's may run in the child (they write to the
+     * parent's self-pipe) before the child has reset them. */
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &old);
+    pid = fork();
+    if (pid == 0) {
+        struct sigaction dfl;
+        int              rc;
+
+        /* Own process group: terminal signals reach mpiexec only, which
+         * forwards them. */
+        setpgid(0, 0);
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        for (int sig = 1; sig < NSIG; sig++) {
+            struct sigaction cur;
+            if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL &&
+                cur.sa_handler != SIG_IGN) {
+                sigaction(sig, &dfl, NULL);
+            }
+        }
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        close_cloexec_fds(sv[1]);
+        prctl(PR_SET_NAME, name);
+        rc = run(sv[1], arg);
+        fflush(NULL);
+        _exit(rc); /* the parent's atexit handlers are not ours */
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    close(sv[1]);
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        close(sv[0]);
+        return -1;
+    }
+    setpgid(pid, pid); /* both sides, so no race with the child */
+    *ctl_fd_p = sv[0];
+    *pid_p    = pid;
+    return 0;
 }
 
 /* Split the launcher template into words, replacing %h by host; without %h

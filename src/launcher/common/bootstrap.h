@@ -31,6 +31,15 @@ typedef struct {
  * hosts (host_is_local 0) go through weft_bootstrap_launch_remote. */
 int weft_bootstrap_launch(const char *host, int host_is_local, char *const argv[], int *ctl_fd_p,
                           pid_t *pid_p, char *err, size_t errlen);
+/* Start a proxy on this machine without an exec: fork, and in the child
+ * (own process group, named `name` in ps) call run(ctl_fd, arg) and _exit
+ * with its result. Before run the child is made to look freshly exec'ed:
+ * caught signals back to their default, the signal mask as it was, and
+ * every close-on-exec descriptor but the control one closed (so it holds no
+ * other proxy's link, listener or mpiexec's own pipes). The parent's stdio
+ * is flushed first so nothing buffered is written twice. */
+int weft_bootstrap_fork_run(const char *name, int (*run)(int ctl_fd, void *arg), void *arg,
+                            int *ctl_fd_p, pid_t *pid_p, char *err, size_t errlen);
 /* Start argv on a remote host through the launcher template tmpl ("ssh",
  * "ip netns exec %h", ...: %h is replaced by host, else host is appended),
  * writing stdin_text to the launcher's stdin. *pid_p is the launcher

@@ -83,6 +83,9 @@ int weft_listener_open(weft_listener_t *l, const char *iface, const weft_secret_
     memset(l, 0, sizeof(*l));
     l->fd     = -1;
     l->secret = secret;
+    if (weft_auth_load(err, errlen) != 0) {
+        return -1;
+    }
     if (weft_pick_address(iface, l->addr, sizeof(l->addr), l->iface, sizeof(l->iface), err,
                           errlen) != 0) {
         return -1;
