@@ -6,7 +6,8 @@ set -e
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for p in cmake ninja-build pkg-config gcc g++ make libhwloc-dev hwloc python3 python3-venv procps iproute2 libssl-dev openssh-client strace libfabric-dev libfabric-bin \
-         slurm-wlm slurmctld slurmd munge libpmix-dev; do
+         slurm-wlm slurmctld slurmd munge libpmix-dev \
+         curl zlib1g-dev; do # curl, zlib: parallel HDF5 test (maint/build-hdf5.sh)
     have_pkg "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0

@@ -91,7 +91,11 @@ static void call_comm(void (*fn)(void), void *handle_p, int *rc)
 int weft_err_dispatch_comm(MPI_Comm comm, int rc)
 {
     weft_comm_t *obj = weft_err_get_comm();
+    MPI_File     file;
 
+    if (weft_err_get_file(&file)) { /* a file request completed by MPI_Wait/Test... */
+        return weft_err_dispatch_file(file, rc);
+    }
     if (obj == NULL) {
         obj = weft_comm_from_handle(comm);
     }

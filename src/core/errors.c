@@ -18,12 +18,15 @@ static WEFT_TLS const char  *err_fname = "MPI";
 static WEFT_TLS char        *err_reason;
 static WEFT_TLS int          err_has_reason;
 static WEFT_TLS weft_comm_t *err_comm;
+static WEFT_TLS int          err_has_file;
+static WEFT_TLS MPI_File     err_file;
 
 void weft_err_begin(const char *fname)
 {
     err_fname      = fname;
     err_has_reason = 0;
     err_comm       = NULL;
+    err_has_file   = 0;
 }
 
 int weft_error(int cls, const char *fmt, ...)
@@ -61,6 +64,47 @@ void weft_err_set_comm(weft_comm_t *comm)
 weft_comm_t *weft_err_get_comm(void)
 {
     return err_comm;
+}
+
+void weft_err_set_file(MPI_File file)
+{
+    err_file     = file;
+    err_has_file = 1;
+}
+
+int weft_err_get_file(MPI_File *file)
+{
+    if (err_has_file) {
+        *file = err_file;
+    }
+    return err_has_file;
+}
+
+int weft_err_has_reason(void)
+{
+    return err_has_reason;
+}
+
+void weft_err_push(weft_err_saved_t *saved, const char *fname)
+{
+    *saved = (weft_err_saved_t){.fname = err_fname, .reason = err_reason, .has_reason = err_has_reason,
+                                .has_file = err_has_file, .comm = err_comm, .file = err_file};
+    err_fname      = fname;
+    err_reason     = NULL; /* a buffer of its own, allocated on a first error */
+    err_has_reason = 0;
+    err_comm       = NULL;
+    err_has_file   = 0;
+}
+
+void weft_err_pop(const weft_err_saved_t *saved)
+{
+    free(err_reason);
+    err_fname      = saved->fname;
+    err_reason     = saved->reason;
+    err_has_reason = saved->has_reason;
+    err_comm       = saved->comm;
+    err_has_file   = saved->has_file;
+    err_file       = saved->file;
 }
 
 static const char *const class_strings[] = {

@@ -27,6 +27,26 @@ const char *weft_err_reason(void);
 void weft_err_set_comm(weft_comm_t *comm);
 weft_comm_t *weft_err_get_comm(void);
 
+/* Route the next dispatch to a file's handler instead (requests of
+ * non-blocking file access: their Wait/Test errors belong to the file). */
+void     weft_err_set_file(MPI_File file);
+int      weft_err_get_file(MPI_File *file); /* 1 when set */
+
+/* Background work run inside another MPI call (progress hooks advancing
+ * non-blocking collective I/O): its reasons must not become that call's,
+ * nor that call's its. weft_err_push starts a fresh reason under fname;
+ * weft_err_pop gives the call its own back. */
+typedef struct {
+    const char  *fname;
+    char        *reason;
+    int          has_reason, has_file;
+    weft_comm_t *comm;
+    MPI_File     file;
+} weft_err_saved_t;
+void weft_err_push(weft_err_saved_t *saved, const char *fname);
+void weft_err_pop(const weft_err_saved_t *saved);
+int  weft_err_has_reason(void);
+
 /* Error class of a code (codes added by MPI_Add_error_code map to a class). */
 int weft_error_class_of(int code);
 /* Text of a code or class, or NULL if unknown. */

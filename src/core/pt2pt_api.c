@@ -160,6 +160,9 @@ static int request_finish(MPI_Request *handle, MPI_Status *status, int with_erro
         if (t->failed_peer > 0) {
             weft_dev_lost_error(t->failed_peer - 1, t->failed_rank);
         }
+        if (t->on_error != NULL) {
+            t->on_error(t);
+        }
     }
     if (t->kind == WEFT_REQ_GREQ && t->greq_free != NULL) {
         /* free_fn's error is the call's error (it runs here, not on_free) */

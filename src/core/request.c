@@ -119,6 +119,9 @@ int weft_request_wait(weft_request_t *req, MPI_Status *status)
     if (req->failed_peer > 0) { /* the message names the lost process */
         weft_dev_lost_error(req->failed_peer - 1, req->failed_rank);
     }
+    if (rc != MPI_SUCCESS && req->on_error != NULL) {
+        req->on_error(req);
+    }
     if (status != MPI_STATUS_IGNORE) {
         *status = req->status;
     }

@@ -36,6 +36,9 @@ typedef enum {
 
 typedef int (*weft_req_progress_fn_t)(weft_request_t *req); /* for COLL: advance */
 typedef void (*weft_req_free_fn_t)(weft_request_t *req);
+/* A failed request being completed by a call (Wait, Test, ..._end): records
+ * the reason in that call and routes its error handler. */
+typedef void (*weft_req_error_fn_t)(weft_request_t *req);
 
 struct weft_request {
     weft_object_t          hdr;
@@ -74,6 +77,7 @@ struct weft_request {
     /* COLL and GREQ: callbacks and state. */
     weft_req_progress_fn_t progress;
     weft_req_free_fn_t     on_free;
+    weft_req_error_fn_t    on_error; /* NULL: the error belongs to comm */
     void                  *state;
     void                  *greq_query, *greq_free, *greq_cancel, *greq_extra;
 

@@ -21,7 +21,9 @@
  * weft_io_job_test from the progress engine (no request, no done list).
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "io_internal.h"
 #include "core/datatype.h"
 #include "core/errors.h"
@@ -43,6 +45,8 @@ struct io_job {
     MPI_Offset       nbytes;
     weft_request_t  *req;
     int              rc;
+    char            *reason; /* the worker's recorded reason when rc failed */
+    const char      *call;   /* the MPI call that posted a transfer */
     MPI_Status       status;
 };
 typedef struct io_job io_job_t;
@@ -72,13 +76,20 @@ static void *worker_main(void *arg)
             todo_tail = NULL;
         }
         pthread_mutex_unlock(&q_lock);
+        weft_err_begin("MPI-IO worker"); /* this job's reason only */
         if (j->fn != NULL) {
             j->rc = weft_io_locked(j->fh, j->fn, j->arg);
+            if (j->rc != MPI_SUCCESS) {
+                j->reason = weft_io_reason_copy();
+            }
             __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE); /* the owner frees it: touch it no more */
             pthread_mutex_lock(&q_lock);
             continue;
         }
         j->rc = weft_io_transfer(j->fh, j->writing, j->pos, j->buf, j->count, j->dt, j->nbytes, &j->status);
+        if (j->rc != MPI_SUCCESS) {
+            j->reason = weft_io_reason_copy();
+        }
         pthread_mutex_lock(&q_lock);
         j->next   = done_head;
         done_head = j;
@@ -109,7 +120,7 @@ static int async_progress(void)
         weft_datatype_release(j->dt);
         __atomic_sub_fetch(&j->fh->async_pending, 1, __ATOMIC_RELEASE);
         if (j->rc != MPI_SUCCESS) {
-            weft_request_fail(j->req, j->rc);
+            weft_io_request_fail(j->req, j->fh, j->call, j->rc, j->reason);
         } else {
             j->req->status.MPI_ERROR = MPI_SUCCESS;
             weft_request_complete(j->req);
@@ -196,6 +207,10 @@ int weft_io_job_test(weft_io_job_t *job, int *rc)
         return 0;
     }
     *rc = job->rc;
+    if (job->reason != NULL) {
+        weft_error(job->rc, "%s", job->reason);
+        free(job->reason);
+    }
     free(job);
     return 1;
 }
@@ -218,7 +233,7 @@ int weft_io_post(weft_file_t *fh, int writing, MPI_Offset pos, void *buf, MPI_Co
     }
     weft_datatype_retain(dt);
     *j = (io_job_t){.fh = fh, .writing = writing, .pos = pos, .buf = buf, .count = count, .dt = dt,
-                    .nbytes = nbytes, .req = r};
+                    .nbytes = nbytes, .req = r, .call = weft_err_fname()};
     __atomic_add_fetch(&fh->async_pending, 1, __ATOMIC_RELAXED);
     enqueue(j);
     *request = (MPI_Request)weft_object_handle(r);
@@ -234,4 +249,51 @@ void weft_io_drain(weft_file_t *fh)
             weft_wait_step(&w);
         }
     }
+}
+
+/* ---- errors found in the background ------------------------------------------------ */
+
+typedef struct {
+    MPI_File file;
+    char     text[];
+} bg_error_t;
+
+char *weft_io_reason_copy(void)
+{
+    return weft_err_has_reason() ? strdup(weft_err_reason()) : NULL;
+}
+
+/* The completing call (MPI thread): its message and its handler. */
+static void bg_error_report(weft_request_t *r)
+{
+    bg_error_t *e = r->state;
+
+    weft_error(r->status.MPI_ERROR, "%s", e->text);
+    weft_err_set_file(e->file);
+}
+
+static void bg_error_free(weft_request_t *r)
+{
+    free(r->state);
+    r->state = NULL;
+}
+
+void weft_io_request_fail(weft_request_t *r, weft_file_t *fh, const char *call, int rc, char *reason)
+{
+    size_t      n = strlen(call) + strlen(fh->path) + (reason ? strlen(reason) : 0) + 64;
+    bg_error_t *e = malloc(sizeof(*e) + n);
+
+    if (e != NULL) { /* else the class alone, on the request's default route */
+        if (reason != NULL) {
+            snprintf(e->text, n, "%s, in the background: %s", call, reason);
+        } else {
+            snprintf(e->text, n, "%s on file \"%s\", in the background: failed", call, fh->path);
+        }
+        e->file     = (MPI_File)fh;
+        r->state    = e;
+        r->on_error = bg_error_report;
+        r->on_free  = bg_error_free;
+    }
+    free(reason);
+    weft_request_fail(r, rc);
 }

@@ -174,7 +174,10 @@ static int apply_hints(weft_file_t *fh, const weft_info_t *info)
         return MPI_SUCCESS;
     }
     h->cb_buffer_size     = positive(weft_info_lookup(info, "cb_buffer_size"), h->cb_buffer_size);
-    h->cb_nodes           = (int)positive(weft_info_lookup(info, "cb_nodes"), h->cb_nodes);
+    if (weft_info_lookup(info, "cb_nodes") != NULL) {
+        h->cb_nodes      = (int)positive(weft_info_lookup(info, "cb_nodes"), h->cb_nodes);
+        h->cb_nodes_read = h->cb_nodes;
+    }
     cb                    = weft_info_lookup(info, "collective_buffering");
     h->cb_read            = tristate(cb, h->cb_read);
     h->cb_write           = tristate(cb, h->cb_write);
@@ -187,7 +190,7 @@ static int apply_hints(weft_file_t *fh, const weft_info_t *info)
     h->striping_factor    = (int)positive(weft_info_lookup(info, "striping_factor"), h->striping_factor);
     h->striping_unit      = positive(weft_info_lookup(info, "striping_unit"), h->striping_unit);
     if (h->cb_nodes > fh->comm->size) {
-        h->cb_nodes = fh->comm->size;
+        h->cb_nodes = h->cb_nodes_read = fh->comm->size;
     }
     for (const weft_info_entry_t *e = info->head; e; e = e->next) {
         if (!is_hint_key(e->key) && weft_info_put(fh->info, e->key, e->value) != MPI_SUCCESS) {
@@ -197,19 +200,24 @@ static int apply_hints(weft_file_t *fh, const weft_info_t *info)
     return MPI_SUCCESS;
 }
 
-static int nodes_of(const weft_comm_t *comm)
+/* Default aggregator count: per_node on each node of comm, or all of a
+ * node's ranks when it has fewer (twophase.c picks them node by node). */
+static int default_aggregators(const weft_comm_t *comm, int per_node)
 {
     int n = 0;
 
+    if (per_node < 1) {
+        per_node = 1;
+    }
     if (weft_runtime.pmi.node_of_rank == NULL) {
-        return 1;
+        return comm->size < per_node ? comm->size : per_node;
     }
     for (int i = 0; i < comm->size; i++) {
-        int node = weft_runtime.pmi.node_of_rank[comm->peer_world[i]], seen = 0;
-        for (int j = 0; j < i && !seen; j++) {
-            seen = weft_runtime.pmi.node_of_rank[comm->peer_world[j]] == node;
+        int node = weft_runtime.pmi.node_of_rank[comm->peer_world[i]], before = 0;
+        for (int j = 0; j < i; j++) {
+            before += weft_runtime.pmi.node_of_rank[comm->peer_world[j]] == node;
         }
-        n += !seen;
+        n += before < per_node; /* the first per_node ranks of each node count */
     }
     return n;
 }
@@ -219,7 +227,11 @@ static void default_hints(weft_file_t *fh)
     weft_io_hints_t *h = &fh->hints;
 
     h->cb_buffer_size     = (MPI_Count)weft_tunables.IO_CB_BUFFER_SIZE;
-    h->cb_nodes           = weft_tunables.IO_CB_NODES > 0 ? (int)weft_tunables.IO_CB_NODES : nodes_of(fh->comm);
+    h->cb_nodes           = weft_tunables.IO_CB_NODES > 0 ? (int)weft_tunables.IO_CB_NODES
+                                                          : default_aggregators(fh->comm, 1);
+    h->cb_nodes_read      = weft_tunables.IO_CB_NODES > 0
+                                ? h->cb_nodes
+                                : default_aggregators(fh->comm, (int)weft_tunables.IO_CB_READ_PER_NODE);
     h->cb_read            = 2;
     h->cb_write           = 2;
     h->ds_read            = 2;
@@ -231,6 +243,9 @@ static void default_hints(weft_file_t *fh)
     }
     if (h->cb_nodes > fh->comm->size) {
         h->cb_nodes = fh->comm->size;
+    }
+    if (h->cb_nodes_read > fh->comm->size) {
+        h->cb_nodes_read = fh->comm->size;
     }
 }
 

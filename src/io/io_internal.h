@@ -39,12 +39,13 @@ typedef struct weft_io_datarep {
 
 typedef struct {
     MPI_Offset        disp;
+    MPI_Offset        base;      /* disp + the filetype's first data byte: where tile 0's data starts */
     weft_datatype_t  *etype, *filetype;
     MPI_Count         esize;     /* etype bytes in the file */
     MPI_Count         tile_size; /* data bytes of one filetype tile */
     MPI_Aint          tile_ext;  /* extent of one tile */
     int               nblocks;   /* flattened filetype: data blocks of one tile */
-    MPI_Aint         *blk_off;   /* offset in the tile */
+    MPI_Aint         *blk_off;   /* offset from the tile's first data byte */
     MPI_Count        *blk_len;
     MPI_Count        *blk_pre;   /* data bytes before block i */
     int               contig;    /* one block at 0 with tile_size == tile_ext */
@@ -55,7 +56,8 @@ typedef struct {
 
 typedef struct {
     MPI_Count cb_buffer_size;
-    int       cb_nodes;
+    int       cb_nodes;      /* aggregators (writes; reads too when the hint or WEFT_IO_CB_NODES sets it) */
+    int       cb_nodes_read; /* aggregators of collective reads */
     int       cb_read, cb_write;       /* 0 disable, 1 enable, 2 automatic */
     int       ds_read, ds_write;       /* data sieving: same encoding */
     MPI_Count ind_rd_buffer_size, ind_wr_buffer_size;
@@ -189,7 +191,17 @@ int  weft_io_locked(weft_file_t *fh, int (*fn)(void *), void *arg);
  * the job, *rc its result) once it ran. */
 typedef struct io_job weft_io_job_t;
 int  weft_io_job_post(weft_file_t *fh, int (*fn)(void *), void *arg, weft_io_job_t **job);
+/* A failed job's reason (recorded on the worker) is recorded again on the
+ * calling thread. */
 int  weft_io_job_test(weft_io_job_t *job, int *rc);
+
+/* Errors found in the background. weft_io_reason_copy: this thread's
+ * recorded reason, copied (NULL when none). weft_io_request_fail fails r
+ * with rc; the call that completes it (MPI_Wait/Test..., *_end) reports
+ * "<call>, in the background: <reason>" on fh's error handler. It takes
+ * reason (may be NULL: the message then names the call and fh's path). */
+char *weft_io_reason_copy(void);
+void  weft_io_request_fail(weft_request_t *r, weft_file_t *fh, const char *call, int rc, char *reason);
 
 /* nbcoll.c: start a collective access in the background (x prepared; it
  * is taken over) after the file's earlier ones; *req completes when it is

@@ -38,6 +38,8 @@ struct weft_io_nbc {
     int             started;
     weft_io_tp_t   *tp;  /* NULL before it starts, or when it could not */
     weft_request_t *req; /* NULL: the call failed locally, nobody waits */
+    const char     *call;   /* the MPI call that started it, for its error message */
+    char           *reason; /* the first reason recorded while it ran in the background */
     /* ordered (split *_ordered_begin): x.pos comes from an exchange */
     int             ord;
     weft_request_t *ord_req;
@@ -62,15 +64,20 @@ static void op_done(weft_io_nbc_t *op)
         weft_datatype_release(op->x.dt);
     }
     free(op->ord_all);
+    if (rc != MPI_SUCCESS && op->reason == NULL) {
+        op->reason = weft_io_reason_copy();
+    }
     if (op->req) {
         if (rc != MPI_SUCCESS) {
-            weft_request_fail(op->req, rc);
+            weft_io_request_fail(op->req, op->fh, op->call, rc, op->reason);
+            op->reason = NULL;
         } else {
             op->req->status           = st;
             op->req->status.MPI_ERROR = MPI_SUCCESS;
             weft_request_complete(op->req);
         }
     }
+    free(op->reason);
     free(op);
 }
 
@@ -152,34 +159,56 @@ static int ordered_step(weft_io_nbc_t *op)
     }
 }
 
-/* Advance the file's first collective; start the next one as it finishes. */
+/* Advance one collective; 1 when it finished. */
+static int advance_op(weft_file_t *fh, weft_io_nbc_t *op)
+{
+    if (op->ord != ORD_NONE && !ordered_step(op)) {
+        return 0;
+    }
+    if (!op->started) {
+        op->started = 1;
+        op->tp      = weft_io_tp_start(fh, fh->nbc_comm, op->local_rc, op->x.writing, op->x.segs, op->x.nseg,
+                                       op->x.data, op->x.nbytes);
+        if (op->tp == NULL) {
+            op->local_rc = weft_error(MPI_ERR_NO_MEM, "file \"%s\": cannot allocate collective I/O state",
+                                      fh->path);
+        }
+    }
+    if (op->tp != NULL && !weft_io_tp_advance(op->tp)) {
+        return 0;
+    }
+    return 1;
+}
+
+/* Advance the file's first collective; start the next one as it finishes.
+ * Each runs inside whatever MPI call made progress: its errors are
+ * recorded apart from that call's (weft_err_push) and kept for the call
+ * that completes its request. */
 static int advance_file(weft_file_t *fh)
 {
     int n = 0;
 
     while (fh->nbc_head != NULL) {
-        weft_io_nbc_t *op = fh->nbc_head;
-        if (op->ord != ORD_NONE && !ordered_step(op)) {
-            break;
-        }
-        if (!op->started) {
-            op->started = 1;
-            op->tp      = weft_io_tp_start(fh, fh->nbc_comm, op->local_rc, op->x.writing, op->x.segs, op->x.nseg,
-                                           op->x.data, op->x.nbytes);
-            if (op->tp == NULL) {
-                op->local_rc = weft_error(MPI_ERR_NO_MEM, "file \"%s\": cannot allocate collective I/O state",
-                                          fh->path);
+        weft_io_nbc_t   *op = fh->nbc_head;
+        weft_err_saved_t saved;
+        int              finished;
+
+        weft_err_push(&saved, op->call);
+        finished = advance_op(fh, op);
+        if (finished) {
+            fh->nbc_head = op->next;
+            if (fh->nbc_head == NULL) {
+                fh->nbc_tail = NULL;
             }
+            op_done(op);
+            n++;
+        } else if (op->reason == NULL) {
+            op->reason = weft_io_reason_copy();
         }
-        if (op->tp != NULL && !weft_io_tp_advance(op->tp)) {
+        weft_err_pop(&saved);
+        if (!finished) {
             break;
         }
-        fh->nbc_head = op->next;
-        if (fh->nbc_head == NULL) {
-            fh->nbc_tail = NULL;
-        }
-        op_done(op);
-        n++;
     }
     return n;
 }
@@ -259,6 +288,7 @@ int weft_io_nbc_start(weft_file_t *fh, int local_rc, int ordered, weft_io_xfer_t
     op->fh       = fh;
     op->x        = *x;
     op->local_rc = local_rc;
+    op->call     = weft_err_fname();
     if (ordered) {
         op->ord   = ORD_COUNTS;
         op->ord_n = local_rc == MPI_SUCCESS ? x->nbytes / fh->view.esize : 0;

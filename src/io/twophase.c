@@ -516,7 +516,7 @@ static void finish(tp_t *t, int rc)
 static int info_step(tp_t *t)
 {
     int         size = t->comm->size, mode = t->writing ? t->fh->hints.cb_write : t->fh->hints.cb_read;
-    int         interleaved = 0, noncontig = 0, rc;
+    int         interleaved = 0, noncontig = 0, rc, want;
     MPI_Offset  worst = MPI_SUCCESS, unit, *all = t->all;
     struct stat st;
 
@@ -558,7 +558,8 @@ static int info_step(tp_t *t)
     unit  = t->fh->hints.striping_unit > 0                               ? t->fh->hints.striping_unit
             : (fstat(t->fh->fd, &st) == 0 && st.st_blksize > 0) ? (MPI_Offset)st.st_blksize
                                                                  : 4096;
-    rc    = choose_aggregators(t, t->fh->hints.cb_nodes > 0 ? t->fh->hints.cb_nodes : 1);
+    want  = t->writing ? t->fh->hints.cb_nodes : t->fh->hints.cb_nodes_read;
+    rc    = choose_aggregators(t, want > 0 ? want : 1);
     if (rc == MPI_SUCCESS) {
         /* Domains: equal shares of [lo, hi), cut on multiples of the unit. */
         MPI_Offset first = t->lo - t->lo % unit;

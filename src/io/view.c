@@ -244,8 +244,20 @@ static int flatten(weft_io_view_t *v, const weft_datatype_t *ft)
     for (int i = 0; i < n; i++) {
         v->blk_pre[i + 1] = v->blk_pre[i] + v->blk_len[i];
     }
-    if (n > 0 && v->blk_off[n - 1] + v->blk_len[n - 1] > v->tile_ext) {
-        return weft_error(MPI_ERR_TYPE, "argument filetype: data beyond its extent (tiles would overlap)");
+    /* Offsets count from the first data byte, which need not be at 0 (a
+     * positive lower bound, or an hindexed type of absolute addresses as
+     * HDF5 builds): base adds it back. Tiles may not overlap. */
+    if (n > 0) {
+        MPI_Aint first = v->blk_off[0];
+        if (v->blk_off[n - 1] + v->blk_len[n - 1] - first > v->tile_ext) {
+            return weft_error(MPI_ERR_TYPE, "argument filetype: its data spans %lld bytes, more than its "
+                                            "extent %lld (tiles would overlap)",
+                              (long long)(v->blk_off[n - 1] + v->blk_len[n - 1] - first), (long long)v->tile_ext);
+        }
+        v->base = first;
+        for (int i = 0; i < n; i++) {
+            v->blk_off[i] -= first;
+        }
     }
     v->contig = (n == 1 && v->blk_off[0] == 0 && v->blk_len[0] == v->tile_ext);
     return MPI_SUCCESS;
@@ -364,6 +376,7 @@ int weft_io_view_set(weft_file_t *fh, MPI_Offset disp, weft_datatype_t *etype,
         return rc;
     }
     v.disp = disp;
+    v.base += disp;
     weft_datatype_retain(etype);
     weft_datatype_retain(filetype);
     v.etype    = etype;
@@ -393,17 +406,17 @@ MPI_Offset weft_io_view_byte(const weft_io_view_t *v, MPI_Offset pos)
     MPI_Offset k = pos / v->tile_size, r = pos % v->tile_size;
     int        b = find_block(v, r);
 
-    return v->disp + k * v->tile_ext + v->blk_off[b] + (r - v->blk_pre[b]);
+    return v->base + k * v->tile_ext + v->blk_off[b] + (r - v->blk_pre[b]);
 }
 
 MPI_Offset weft_io_view_stream_below(const weft_io_view_t *v, MPI_Offset off)
 {
     MPI_Offset rel, k, rr, n;
 
-    if (off <= v->disp) {
+    if (off <= v->base) {
         return 0;
     }
-    rel = off - v->disp;
+    rel = off - v->base;
     k   = rel / v->tile_ext;
     rr  = rel % v->tile_ext;
     n   = k * v->tile_size;
@@ -438,7 +451,7 @@ int weft_io_view_segments(const weft_io_view_t *v, MPI_Offset start, MPI_Offset 
         return weft_error(MPI_ERR_NO_MEM, "cannot allocate file segments");
     }
     if (v->contig) {
-        segs[0] = (weft_io_seg_t){v->disp + start, len, 0};
+        segs[0] = (weft_io_seg_t){v->base + start, len, 0};
         *segs_p = segs;
         *nseg_p = 1;
         return MPI_SUCCESS;
@@ -449,7 +462,7 @@ int weft_io_view_segments(const weft_io_view_t *v, MPI_Offset start, MPI_Offset 
     while (done < len) {
         MPI_Offset in   = r - v->blk_pre[b];
         MPI_Offset take = v->blk_len[b] - in;
-        MPI_Offset off  = v->disp + k * v->tile_ext + v->blk_off[b] + in;
+        MPI_Offset off  = v->base + k * v->tile_ext + v->blk_off[b] + in;
 
         if (take > len - done) {
             take = len - done;

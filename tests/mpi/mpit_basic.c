@@ -114,7 +114,7 @@ static void read_every_cvar(void)
 static void write_every_cvar(int initialized)
 {
     static const char *const anytime[] = {"WEFT_ARG_CHECK", "WEFT_REPORT", "WEFT_REPORT_FILE",
-                                          "WEFT_IO_CB_BUFFER_SIZE", "WEFT_IO_CB_NODES",
+                                          "WEFT_IO_CB_BUFFER_SIZE", "WEFT_IO_CB_NODES", "WEFT_IO_CB_READ_PER_NODE",
                                           "WEFT_IO_DS_BUFFER_SIZE"};
     int                      num = 0;
 
