@@ -29,6 +29,13 @@ void weft_err_begin(const char *fname)
     err_has_file   = 0;
 }
 
+void weft_err_thread_end(void)
+{
+    free(err_reason);
+    err_reason     = NULL;
+    err_has_reason = 0;
+}
+
 int weft_error(int cls, const char *fmt, ...)
 {
     va_list ap;

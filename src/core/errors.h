@@ -14,6 +14,9 @@
 
 /* Start of an MPI call: remembers its name for messages. */
 void weft_err_begin(const char *fname);
+/* A thread other than the application's (the MPI-IO worker) ends: free its
+ * reason buffer, which thread-local storage would otherwise leak. */
+void weft_err_thread_end(void);
 
 /* Record the reason for error class cls; returns cls. */
 int weft_error(int cls, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

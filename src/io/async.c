@@ -96,6 +96,7 @@ static void *worker_main(void *arg)
         __atomic_add_fetch(&ndone, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&q_lock);
+    weft_err_thread_end();
     return NULL;
 }
 

@@ -127,8 +127,10 @@ static void part_sizes(void)
             free(b);
         }
         /* Strided on both sides: n ints taken every other int. */
-        MPI_Type_vector(1, 1, 2, MPI_INT, &vec);
-        MPI_Type_create_resized(vec, 0, 2 * sizeof(int), &vec);
+        MPI_Datatype one;
+        MPI_Type_vector(1, 1, 2, MPI_INT, &one);
+        MPI_Type_create_resized(one, 0, 2 * sizeof(int), &vec);
+        MPI_Type_free(&one);
         MPI_Type_commit(&vec);
         for (int i = 0; i < nsizes; i++) {
             int  n   = (int)(sizes[i] / sizeof(int));

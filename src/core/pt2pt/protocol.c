@@ -733,7 +733,9 @@ int weft_send_eager_now(const void *buf, MPI_Count count, weft_datatype_t *dt, i
         (p = weft_shm_reserve(pe->shm_index, (size_t)bytes)) == NULL) {
         return 0;
     }
-    memcpy(p, (const char *)buf + dt->true_lb, (size_t)bytes);
+    if (bytes > 0) { /* MPI_Send(NULL, 0, ...) is valid; memcpy from NULL is not */
+        memcpy(p, (const char *)buf + dt->true_lb, (size_t)bytes);
+    }
     weft_shm_commit(pe->shm_index, WEFT_AM_PT2PT_EAGER, tag, comm->context_id + ctx_offset,
                     comm->rank, (size_t)bytes);
     WEFT_PVAR_INC(EAGER_MSGS_SENT);
