@@ -33,16 +33,6 @@
 #include "core/mpit/pvar.h"
 #include "core/runtime.h"
 
-/* Pack bytes [off, off + n) of req's data to p. */
-static void pack_at(const weft_request_t *req, MPI_Count off, char *p, MPI_Count n)
-{
-    if (req->datatype->is_contig) {
-        memcpy(p, (const char *)req->buf + req->datatype->true_lb + off, (size_t)n);
-    } else {
-        weft_dt_pack(req->datatype, req->count, req->buf, off, p, n);
-    }
-}
-
 int p2p_net_frag_send(int peer, weft_request_t *req)
 {
     MPI_Count frag = (MPI_Count)p2p.net_eager_limit;
@@ -56,7 +46,7 @@ int p2p_net_frag_send(int peer, weft_request_t *req)
             return -1;
         }
         memcpy(p, &rts, sizeof(rts));
-        pack_at(req, 0, p + sizeof(rts), n);
+        weft_dt_pack(req->datatype, req->count, req->buf, 0, p + sizeof(rts), n);
         weft_dev_net_commit(peer, WEFT_AM_PT2PT_RTS, req->tag, req->context,
                             req->status.MPI_SOURCE, sizeof(rts) + (size_t)n);
         off = n;
@@ -69,7 +59,7 @@ int p2p_net_frag_send(int peer, weft_request_t *req)
             return -1;
         }
         memcpy(p, &h, sizeof(h));
-        pack_at(req, off, p + sizeof(h), n);
+        weft_dt_pack(req->datatype, req->count, req->buf, off, p + sizeof(h), n);
         weft_dev_net_commit(peer, WEFT_AM_PT2PT_DATA, 0, 0, 0, sizeof(h) + (size_t)n);
         off += n;
     }
@@ -85,7 +75,7 @@ static void frag_add(peer_state_t *ps, uint64_t offset, const void *data, MPI_Co
 {
     if (ps->frag_req != NULL) {
         weft_request_t *req = ps->frag_req;
-        p2p_net_copy_at(req, offset, data, len);
+        weft_dt_unpack(req->datatype, req->count, req->buf, (MPI_Count)offset, data, len);
         req->proto[2] += (uint64_t)len;
         if (req->proto[2] >= req->proto[1]) {
             ps->frag_req = NULL;
@@ -137,7 +127,7 @@ void p2p_net_frag_recv_unexpected(weft_request_t *req, weft_unexp_t *u)
     peer_state_t *ps      = &p2p.peers[u->peer];
     MPI_Count     arrived = (MPI_Count)u->rts[0];
 
-    p2p_net_copy_at(req, 0, u->data, arrived);
+    weft_dt_unpack(req->datatype, req->count, req->buf, 0, u->data, arrived);
     if (arrived >= u->bytes) {
         weft_request_complete(req);
         return;

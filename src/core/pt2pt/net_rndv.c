@@ -231,21 +231,6 @@ void p2p_net_cts(int peer, weft_request_t *sreq, uint64_t rreq)
     p2p.pending++;
 }
 
-void p2p_net_copy_at(weft_request_t *req, uint64_t offset, const void *data, MPI_Count len)
-{
-    MPI_Count cap = req->count * req->datatype->size;
-
-    if ((MPI_Count)offset >= cap) {
-        return;
-    }
-    MPI_Count n = len < cap - (MPI_Count)offset ? len : cap - (MPI_Count)offset;
-    if (req->datatype->is_contig) {
-        memcpy((char *)req->buf + req->datatype->true_lb + offset, data, (size_t)n);
-    } else {
-        weft_dt_unpack(req->datatype, req->count, req->buf, (MPI_Count)offset, data, n);
-    }
-}
-
 void p2p_net_data(int peer, const weft_am_t *m)
 {
     r3_hdr_t        h;
@@ -261,7 +246,9 @@ void p2p_net_data(int peer, const weft_am_t *m)
         return;
     }
     req = (weft_request_t *)(uintptr_t)h.rreq;
-    p2p_net_copy_at(req, h.offset, (const char *)m->payload + sizeof(h), len);
+    /* truncated at the receive buffer's end by the datatype engine */
+    weft_dt_unpack(req->datatype, req->count, req->buf, (MPI_Count)h.offset,
+                   (const char *)m->payload + sizeof(h), len);
     req->proto[2] += (uint64_t)len;
     if (req->proto[2] >= req->proto[1]) {
         weft_request_complete(req);

@@ -134,10 +134,6 @@ int  p2p_net_rget_progress(void);
 /* Forget reads from a lost process (their receives are failed elsewhere). */
 void p2p_net_peer_lost(int world);
 
-/* Copy len bytes of a remote message at offset into req (truncated at its
- * buffer's end). */
-void p2p_net_copy_at(weft_request_t *req, uint64_t offset, const void *data, MPI_Count len);
-
 /* net_frag.c (peer is remote) */
 /* Send req in fragments; 0 all handed to the netmod (req complete), -1 no
  * room yet (where it stopped is kept: call again). */
