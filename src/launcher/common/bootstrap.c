@@ -23,54 +23,37 @@ static int fork_init(void)
     return 0;
 }
 
-static int fork_launch(const char *host, char *const argv[], int *ctl_fd_p, pid_t *pid_p,
-                       char *err, size_t errlen)
+/* The forked child of fork_launch: exec argv with "--control-fd N" added. */
+static int exec_with_control_fd(int ctl_fd, void *arg)
 {
-    int   sv[2];
-    pid_t pid;
-    int   argc = 0;
+    char *const *argv = arg;
+    int          argc = 0;
+    char         fdnum[16];
+    char       **args;
 
-    (void)host;
     while (argv[argc] != NULL) {
         argc++;
     }
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        snprintf(err, errlen, "socketpair: %s", strerror(errno));
-        return -1;
+    if ((args = calloc((size_t)argc + 3, sizeof(char *))) == NULL) {
+        fprintf(stderr, "mpiexec: error: out of memory starting %s\n", argv[0]);
+        return 127;
     }
-    char  fdnum[16];
-    char **args = calloc((size_t)argc + 3, sizeof(char *));
-    if (args == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    snprintf(fdnum, sizeof(fdnum), "%d", sv[1]);
+    snprintf(fdnum, sizeof(fdnum), "%d", ctl_fd);
     memcpy(args, argv, sizeof(char *) * (size_t)argc);
     args[argc]     = "--control-fd";
     args[argc + 1] = fdnum;
-    pid            = fork();
-    if (pid < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
-        free(args);
-        close(sv[0]);
-        close(sv[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        /* Own process group: terminal signals reach mpiexec only, which
-         * forwards them. */
-        setpgid(0, 0);
-        weft_fd_set_cloexec(sv[1], 0);
-        execv(args[0], args);
-        fprintf(stderr, "mpiexec: error: cannot execute %s: %s\n", args[0], strerror(errno));
-        _exit(127);
-    }
-    setpgid(pid, pid); /* both sides, so no race with the child */
-    free(args);
-    close(sv[1]);
-    *ctl_fd_p = sv[0];
-    *pid_p    = pid;
-    return 0;
+    weft_fd_set_cloexec(ctl_fd, 0);
+    execv(args[0], args);
+    fprintf(stderr, "mpiexec: error: cannot execute %s: %s\n", args[0], strerror(errno));
+    return 127;
+}
+
+static int fork_launch(const char *host, char *const argv[], int *ctl_fd_p, pid_t *pid_p,
+                       char *err, size_t errlen)
+{
+    (void)host;
+    return weft_bootstrap_fork_run("weft-proxy", exec_with_control_fd, (void *)argv, ctl_fd_p,
+                                   pid_p, err, errlen);
 }
 
 static int fork_kill(pid_t pid, int sig)
