@@ -44,6 +44,7 @@ static struct {
     int             appnum;
     int             ag_seq; /* allgather calls so far: keeps their keys apart */
     char            kvsname[256];
+    const char     *env_mapping; /* PMI_process_mapping from WEFT_PMI_JOB, or NULL */
     char            rbuf[2 * WEFT_PMI_WIRE_MAX];
     size_t          rlen;
     pmi_local_kv_t *local; /* singleton KVS */
@@ -300,8 +301,7 @@ static int pmi_handshake(int version)
             pmi_error("PMI_FD is set but PMI_RANK/PMI_SIZE are missing or invalid");
             return -1;
         }
-        const char *mapping;
-        if (pmi_job_env(&pmi.appnum, pmi.kvsname, sizeof(pmi.kvsname), &mapping)) {
+        if (pmi_job_env(&pmi.appnum, pmi.kvsname, sizeof(pmi.kvsname), &pmi.env_mapping)) {
             /* Started by weft-proxy: two round trips fewer before the first fence. */
             return 0;
         }
@@ -357,13 +357,10 @@ static int pmi_job_attr(const char *key, char *value, size_t len)
     weft_pmi_msg_t q, r;
     const char    *v;
 
-    if (strcmp(key, "PMI_process_mapping") == 0) {
-        int  appnum;
-        char kvs[sizeof(pmi.kvsname)];
-        if (pmi_job_env(&appnum, kvs, sizeof(kvs), &v) && *v != '\0') {
-            snprintf(value, len, "%s", v); /* weft-proxy's answer, given at start */
-            return 1;
-        }
+    if (strcmp(key, "PMI_process_mapping") == 0 && pmi.env_mapping != NULL &&
+        *pmi.env_mapping != '\0') {
+        snprintf(value, len, "%s", pmi.env_mapping); /* weft-proxy's answer, given at start */
+        return 1;
     }
     if (pmi.wire == 2) {
         weft_pmi_msg_init(&q, WEFT_PMI_MSG_JOBATTR);
@@ -811,6 +808,7 @@ int weft_pmi_finalize(void)
     free(pmi.local);
     pmi.local       = NULL;
     pmi.nlocal      = 0;
+    pmi.env_mapping = NULL; /* a restart's handshake checks WEFT_PMI_JOB again */
     pmi.initialized = 0;
     return rc;
 }
