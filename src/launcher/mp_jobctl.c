@@ -436,7 +436,7 @@ static void mp_cleanup_local(int p)
             kill(-mp.ranks[r].pid, SIGKILL);
         }
     }
-    weft_cleanup_shm(mp.jobid);
+    weft_cleanup_shm(mp.jobid, NULL);
 }
 
 void mp_reap_proxies(void)

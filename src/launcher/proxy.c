@@ -101,6 +101,7 @@ static struct {
 
 /* Remote hosts only: where to tell the guard (guard.h) our job id. */
 static int px_guard_fd = -1;
+static int px_shm_hold = -1; /* guard.h: another proxy may share this host */
 
 static void px_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -145,7 +146,7 @@ static void px_signal_all(int sig)
 
 static void px_cleanup_shm(void)
 {
-    weft_cleanup_shm(px.job.jobid);
+    weft_cleanup_shm(px.job.jobid, &px_shm_hold);
 }
 
 /* mpiexec is gone: nobody can report or decide anything any more. */
@@ -730,6 +731,7 @@ static void px_handle_ctl(const weft_ctl_hdr_t *hdr, const char *payload)
         px.srv.on_error = px_on_error;
         /* Always written (ranks with WEFT_PMI_SHM=0 ignore it); the name is
          * weft-<jobid>-*, removed with the job's other segments. */
+        px_shm_hold = weft_shm_hold(px.job.jobid);
         snprintf(px_shm_prefix, sizeof(px_shm_prefix), "/weft-%s-pmikv%d", px.job.jobid,
                  (int)getpid());
         px.srv.shm_prefix = px_shm_prefix;

@@ -4,9 +4,12 @@
  * pmi_probe: exercises the PMI client (src/pmi) under a launcher.
  *   pmi_probe [--rounds N] [--allgather BYTES] [--abort RANK CODE]
  *             [--no-finalize RANK] [--exit RANK CODE] [--time-gets N]
+ *             [--linger-node NODE MS]
  * --time-gets N: after the rounds, N passes of gets of every rank's last key;
  * prints "probe: rank=R gets=G usec_per_get=U shm=S" (S: 1 when the
  * proxy's shared-memory snapshot answered them, pmi_shm.h).
+ * --linger-node NODE MS: that node's ranks wait MS after the rounds and map
+ * the snapshot again before the gets (no PMI fence in init: rounds = fences).
  * Prints one "probe:" line with what PMI said, checks put/fence/get rounds
  * and allgather across all ranks, prints "probe: rank=R ok" at the end.
  * Exit 0 on success, 3 on a data mismatch, 4 on a PMI failure.
@@ -27,6 +30,7 @@ int main(int argc, char **argv)
     char            err[512], key[64], val[WEFT_PMI_MAX_VAL], want[WEFT_PMI_MAX_VAL];
     int             rounds = 1, agbytes = 0, abort_rank = -1, abort_code = 0;
     int             nofin_rank = -1, exit_rank = -1, exit_code = 0, time_gets = 0;
+    int             linger_node = -1, linger_ms = 0;
 
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
@@ -40,6 +44,9 @@ int main(int argc, char **argv)
             nofin_rank = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--time-gets") && i + 1 < argc) {
             time_gets = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--linger-node") && i + 2 < argc) {
+            linger_node = atoi(argv[++i]);
+            linger_ms   = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--exit") && i + 2 < argc) {
             exit_rank = atoi(argv[++i]);
             exit_code = atoi(argv[++i]);
@@ -88,6 +95,13 @@ int main(int argc, char **argv)
                 return 3;
             }
         }
+    }
+    if (info.node_id == linger_node) {
+        /* Lets the other hosts' ranks and proxies end first, then maps the
+         * last fence's snapshot again by name, as a rank slow to leave that
+         * fence would: their cleanup must have left it in place. */
+        usleep((useconds_t)linger_ms * 1000);
+        weft_pmi_shm_attach((uint32_t)rounds);
     }
     if (time_gets > 0 && rounds > 0) {
         struct timespec t0, t1;

@@ -32,7 +32,8 @@ def _proxy_info(launcher, np, env=None, marker=None):
         m = re.match(r"rank=(\d+) proxy=(\d+) comm=(\S+) exe=(\S+) ppid=(\d+) fds=(.*)$", line)
         assert m, line
         infos.append(dict(rank=int(m[1]), proxy=int(m[2]), comm=m[3], exe=m[4], ppid=int(m[5]),
-                          fds=m[6].split(), mpirun=proc.pid))
+                          fds=[re.sub(r"weft-[0-9a-f]+-", "weft-JOB-", f) for f in m[6].split()],
+                          mpirun=proc.pid))
     assert sorted(i["rank"] for i in infos) == list(range(np)), out
     return infos
 

@@ -48,3 +48,17 @@ def test_pmi_shm_two_proxies(launcher, marker):
     lines = [l for l in p.stdout.splitlines() if " usec_per_get=" in l]
     assert len(lines) == 4 and all(l.endswith(" shm=1") for l in lines), p.stdout
     assert not (_pmikv() - before)
+
+
+def test_pmi_shm_proxy_sharing_host_outlives_neighbour(launcher, marker):
+    # Two proxies on one machine: the one whose ranks end first must not
+    # sweep the job's /dev/shm entries while the other's ranks still use
+    # them (its snapshot is looked up again by name after 1.5 s).
+    before = _pmikv()
+    p = launcher.run(["-launcher", "fork", "-hosts", "a:2,b:2", "-n", "4", launcher.probe,
+                      "--rounds", "2", "--time-gets", "5", "--linger-node", "1", "1500"],
+                     marker=marker, timeout=120)
+    assert p.returncode == 0, p.stderr
+    lines = [l for l in p.stdout.splitlines() if " usec_per_get=" in l]
+    assert len(lines) == 4 and all(l.endswith(" shm=1") for l in lines), p.stdout
+    assert not (_pmikv() - before)

@@ -12,31 +12,66 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static pid_t guarded;
 
-void weft_cleanup_shm(const char *jobid)
+static int shm_hold_open(const char *jobid)
+{
+    char path[160];
+
+    snprintf(path, sizeof(path), "/dev/shm/weft-%s-hosthold", jobid);
+    return open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+}
+
+int weft_shm_hold(const char *jobid)
+{
+    int fd = jobid[0] != '\0' ? shm_hold_open(jobid) : -1;
+
+    if (fd >= 0 && flock(fd, LOCK_SH) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+void weft_cleanup_shm(const char *jobid, int *hold)
 {
     char           prefix[128];
-    DIR           *d = opendir("/dev/shm");
+    DIR           *d;
     struct dirent *e;
+    int            last;
 
-    if (d == NULL || jobid[0] == '\0') {
-        if (d) {
-            closedir(d);
-        }
+    if (hold != NULL && *hold >= 0) {
+        close(*hold);
+        *hold = -1;
+    }
+    if (jobid[0] == '\0') {
         return;
     }
+    /* A fresh descriptor, not a conversion of ours: of two holders ending
+     * together, the later one to try then always gets the lock. */
+    last = shm_hold_open(jobid);
+    if (last >= 0 && flock(last, LOCK_EX | LOCK_NB) != 0) {
+        close(last);
+        return; /* a neighbour still runs and sweeps at its end */
+    }
+    d = opendir("/dev/shm");
     snprintf(prefix, sizeof(prefix), "weft-%s-", jobid);
-    while ((e = readdir(d)) != NULL) {
+    while (d != NULL && (e = readdir(d)) != NULL) {
         if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
             unlinkat(dirfd(d), e->d_name, 0);
         }
     }
-    closedir(d);
+    if (d != NULL) {
+        closedir(d);
+    }
+    if (last >= 0) {
+        close(last);
+    }
 }
 
 
@@ -130,7 +165,7 @@ int weft_guard_start(void)
     ssize_t n         = read(pfd[0], jobid, sizeof(jobid) - 1);
     jobid[n > 0 ? n : 0] = '\0';
     guard_sweep();
-    weft_cleanup_shm(jobid);
+    weft_cleanup_shm(jobid, NULL);
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 

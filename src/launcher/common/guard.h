@@ -11,8 +11,17 @@
 #ifndef WEFT_LAUNCHER_GUARD_H
 #define WEFT_LAUNCHER_GUARD_H
 
-/* Remove /dev/shm/weft-<jobid>-* (no-op for an empty jobid). */
-void weft_cleanup_shm(const char *jobid);
+/* Several proxies of one job can share a host (the fork launcher, a host
+ * named twice): each holds a shared lock on /dev/shm/weft-<jobid>-hosthold
+ * while it runs, so that the first to end does not remove segments its
+ * neighbour's ranks still use. Returns the held descriptor (close-on-exec,
+ * so ranks do not inherit the lock) or -1; -1 costs only that guarantee. */
+int weft_shm_hold(const char *jobid);
+
+/* Remove /dev/shm/weft-<jobid>-* unless another process still holds the
+ * job's host lock (it sweeps when it ends). Closes *hold first (the
+ * caller's own lock, -1 after; hold may be NULL). No-op for an empty jobid. */
+void weft_cleanup_shm(const char *jobid, int *hold);
 
 /* Fork: the guard stays in this call until the proxy (the child, which
  * returns) ends, then cleans up and exits with the proxy's status. Returns,
