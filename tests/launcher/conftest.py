@@ -9,9 +9,12 @@ Environment:
   WEFT_PEER_MPICH_PREFIX   venv with the mpich wheel, for the hydra interop test
                            (default <repo>/.venv-peers, then /work/venv-peers)
 Every launch has a timeout; every test that starts ranks checks that none is
-left behind, by a unique marker variable passed with -genv.
+left behind, by a unique marker variable passed with -genv, and the /dev/shm
+checks look only at the entries of the jobs the test started (other jobs may
+run on the machine at the same time).
 """
 import os
+import re
 import select
 import signal
 import subprocess
@@ -79,6 +82,25 @@ def assert_no_leftovers(marker, wait=2.0):
     assert not left, f"processes left behind: {left}"
 
 
+# marker -> pids of the mpiexec processes started with it (job_shm_entries).
+LAUNCHES = {}
+
+
+def job_shm_entries(marker):
+    """/dev/shm entries of the jobs started with marker: mpiexec's job id is
+    its pid in hex followed by 8 random hex digits (src/launcher/mpiexec.c)."""
+    pats = [re.compile(rf"weft-{pid:x}[0-9a-f]{{8}}-") for pid in LAUNCHES.get(marker, [])]
+    return {e for e in os.listdir("/dev/shm") if any(p.match(e) for p in pats)}
+
+
+def assert_no_job_shm(marker, wait=2.0):
+    deadline = time.monotonic() + wait
+    while job_shm_entries(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = job_shm_entries(marker)
+    assert not left, f"/dev/shm left behind: {left}"
+
+
 class Launcher:
     def __init__(self):
         self.mpiexec = need(os.path.join(PREFIX, "bin", "mpiexec"), "run `make` first")
@@ -106,9 +128,19 @@ class Launcher:
             cmd += ["-genv", "WEFT_TEST_MARKER", marker]
         cmd += list(args)
         t0 = time.monotonic()
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                           env=self.env(env), input=input,
-                           stdin=None if input is not None else subprocess.DEVNULL)
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=self.env(env),
+                              stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL
+                              ) as proc:
+            if marker:
+                LAUNCHES.setdefault(marker, []).append(proc.pid)
+            try:
+                out, err = proc.communicate(input, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                raise
+        p = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
         p.elapsed = time.monotonic() - t0
         return p
 
@@ -117,8 +149,11 @@ class Launcher:
         if marker:
             cmd += ["-genv", "WEFT_TEST_MARKER", marker]
         cmd += list(args)
-        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL, text=True, env=self.env(env))
+        if marker:
+            LAUNCHES.setdefault(marker, []).append(proc.pid)
+        return proc
 
 
 @pytest.fixture

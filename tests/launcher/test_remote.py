@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, PREFIX, assert_no_leftovers, marked_pids, probe_lines
+from conftest import BUILD, PREFIX, assert_no_job_shm, assert_no_leftovers, marked_pids, probe_lines
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TAG = f"{os.getpid() % 10000}"
@@ -68,20 +68,13 @@ def hosts():
     _teardown()
 
 
-def shm_entries():
-    return {e for e in os.listdir("/dev/shm") if e.startswith("weft-")}
-
-
 @pytest.fixture
 def clean(marker):
-    """Marker for -genv; afterwards no marked process and no new weft shm."""
-    before = shm_entries()
+    """Marker for -genv; afterwards no marked process and no /dev/shm entry of
+    the test's jobs."""
     yield marker
     assert_no_leftovers(marker)
-    deadline = time.monotonic() + 2
-    while shm_entries() - before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not shm_entries() - before, f"/dev/shm left behind: {shm_entries() - before}"
+    assert_no_job_shm(marker)
 
 
 TREE = {"degree": "32"}

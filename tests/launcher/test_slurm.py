@@ -12,6 +12,7 @@ tail. Every test checks that no rank, no slurmstepd and no new /dev/shm
 entry is left behind.
 """
 import os
+import re
 import shutil
 import signal
 import socket
@@ -22,7 +23,7 @@ import uuid
 
 import pytest
 
-from conftest import BUILD, PREFIX, assert_no_leftovers, probe_lines
+from conftest import BUILD, LAUNCHES, PREFIX, assert_no_leftovers, job_shm_entries, probe_lines
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DAEMONS = ("munged", "slurmctld", "slurmd", "srun", "sinfo", "scontrol", "salloc")
@@ -165,6 +166,9 @@ PartitionName=weft Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
         env = dict(self.env)
         if marker:
             env["WEFT_TEST_MARKER"] = marker
+            # Ranks srun starts name their /dev/shm entries weft-<marker>-*,
+            # so the leftover check sees this test's jobs only (_job_shm).
+            env["WEFT_JOBID"] = marker
         env.update(extra or {})
         t0 = time.monotonic()
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
@@ -203,15 +207,18 @@ def slurm():
         assert not stray, f"slurmstepd left behind: {stray}"
 
 
-def _shm():
-    return set(e for e in os.listdir("/dev/shm") if e.startswith("weft"))
+def _job_shm(marker):
+    """/dev/shm entries of this test's jobs: ranks started by srun or prterun
+    with WEFT_JOBID=<marker>, and jobs of the mpiexec processes _salloc
+    registered (other jobs may run on the machine at the same time)."""
+    return ({e for e in os.listdir("/dev/shm") if e.startswith(f"weft-{marker}-")}
+            | job_shm_entries(marker))
 
 
 @pytest.fixture
 def clean(slurm):
-    """Per test: a marker for ranks; afterwards no rank, no new slurmstepd, no new
-    /dev/shm entry."""
-    shm_before = _shm()
+    """Per test: a marker for ranks; afterwards no rank, no new slurmstepd, no
+    /dev/shm entry of the test's jobs."""
     m = "wm" + uuid.uuid4().hex[:12]
     yield m
     assert_no_leftovers(m, wait=5.0)
@@ -222,15 +229,10 @@ def clean(slurm):
             break
         time.sleep(0.1)
     assert not stray, f"slurmstepd still running: {stray}"
-    # /dev/shm is shared with other jobs on this machine: only entries that
-    # appeared during the test and are still there count.
     deadline = time.monotonic() + 3
-    while True:
-        new = _shm() - shm_before
-        if not new or time.monotonic() > deadline:
-            break
+    while _job_shm(m) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not new, f"/dev/shm entries left: {new}"
+    assert not _job_shm(m), f"/dev/shm entries left: {_job_shm(m)}"
 
 
 def _mpicc(tmp_path_factory, source):
@@ -336,11 +338,11 @@ def test_orterun_pmix(ring_prog):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PMI_", "PMIX_", "SLURM_", "WEFT_", "OMPI_"))}
     env["WEFT_TEST_MARKER"] = marker
-    shm_before = _shm()
+    env["WEFT_JOBID"] = marker
     try:
         for prog, args in ((_probe(), ["--rounds", "2"]), (ring_prog, [])):
             p = subprocess.run([orterun, "--allow-run-as-root", "--oversubscribe", "-x",
-                                "WEFT_TEST_MARKER", "-n", "4", prog] + args,
+                                "WEFT_TEST_MARKER", "-x", "WEFT_JOBID", "-n", "4", prog] + args,
                                capture_output=True, text=True, timeout=120, env=env,
                                stdin=subprocess.DEVNULL)
             if prog == ring_prog:
@@ -353,13 +355,19 @@ def test_orterun_pmix(ring_prog):
                            and info[r]["local_size"] == "4" for r in range(4)), info
     finally:
         assert_no_leftovers(marker, wait=5.0)
-    assert not (_shm() - shm_before), _shm() - shm_before
+    assert not _job_shm(marker), _job_shm(marker)
 
 
 def _salloc(slurm, n, args, marker, timeout=120):
     mpirun = os.path.join(PREFIX, "bin", "mpirun")
-    return slurm.run(["salloc", "-n", str(n), mpirun, "-genv", "WEFT_TEST_MARKER", marker]
-                     + args, marker=marker, timeout=timeout)
+    # mpiexec names its job after its pid: a shell that execs it says which.
+    p = slurm.run(["salloc", "-n", str(n), "sh", "-c",
+                   'echo "weft-test-mpiexec-pid=$$" >&2; exec "$@"', "sh", mpirun,
+                   "-genv", "WEFT_TEST_MARKER", marker] + args, marker=marker, timeout=timeout)
+    m = re.search(r"^weft-test-mpiexec-pid=(\d+)$", p.stderr, re.M)
+    assert m, p.stderr
+    LAUNCHES.setdefault(marker, []).append(int(m.group(1)))
+    return p
 
 
 def test_salloc_mpirun_srun_bootstrap(slurm, clean, ring_prog):
