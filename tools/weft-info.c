@@ -16,9 +16,11 @@
 #include "util/tunables.h"
 #include "weft_build_config.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,12 +103,39 @@ static void measure_here(weft_shm_costs_t *costs)
     costs->cpu_model  = cpu.model;
     costs->l2_bytes   = cpu.l2_bytes;
     memset(probe, 1, sizeof(probe));
-    if (pipe(fds) != 0 || (child = fork()) < 0) {
+    weft_shm_xcopy_area_t *xcopy = mmap(NULL, sizeof(*xcopy), PROT_READ | PROT_WRITE,
+                                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (xcopy == MAP_FAILED) {
         return;
     }
-    if (child == 0) { /* hold still until the parent has read */
+    /* The copy probe wants the two processes on two CPUs, as a job's
+     * bound ranks are: the parent stays on its CPU, the child takes
+     * another one of the parent's set. */
+    cpu_set_t was, here;
+    int       mine = sched_getcpu(), other = -1;
+    CPU_ZERO(&was);
+    if (sched_getaffinity(0, sizeof(was), &was) == 0 && mine >= 0) {
+        for (int i = 0; i < CPU_SETSIZE && other < 0; i++) {
+            other = i != mine && CPU_ISSET(i, &was) ? i : -1;
+        }
+        CPU_ZERO(&here);
+        CPU_SET(mine, &here);
+        (void)sched_setaffinity(0, sizeof(here), &here);
+    }
+    if (pipe(fds) != 0 || (child = fork()) < 0) {
+        munmap(xcopy, sizeof(*xcopy));
+        (void)sched_setaffinity(0, sizeof(was), &was);
+        return;
+    }
+    if (child == 0) { /* write the copy probe's data, then hold still until the parent has read */
         char c;
         close(fds[1]);
+        if (other >= 0) {
+            CPU_ZERO(&here);
+            CPU_SET(other, &here);
+            (void)sched_setaffinity(0, sizeof(here), &here);
+        }
+        weft_shm_xcopy_follow(xcopy);
         while (read(fds[0], &c, 1) < 0) {
         }
         _exit(0);
@@ -114,8 +143,11 @@ static void measure_here(weft_shm_costs_t *costs)
     close(fds[0]);
     weft_shm_measure_costs(child, probe, probe, weft_tunables.SMP_USE_CMA,
                            weft_tunables.SMP_CMA_EXTRA_COST, costs);
+    costs->xcopy_ns = weft_shm_xcopy_lead(xcopy);
     close(fds[1]);
     waitpid(child, NULL, 0);
+    munmap(xcopy, sizeof(*xcopy));
+    (void)sched_setaffinity(0, sizeof(was), &was);
 }
 
 static int print_tuning(void)
@@ -137,13 +169,13 @@ static int print_tuning(void)
            costs.cpu_vendor[0] ? costs.cpu_vendor : "unknown", (int)costs.cpu_family,
            (int)costs.cpu_model, (unsigned long long)(costs.l2_bytes >> 10));
     if (costs.cma_ns > 0) {
-        printf("  %-14s CMA %llu ns, memcpy %llu ns per %llu KiB\n", "costs",
-               (unsigned long long)costs.cma_ns, (unsigned long long)costs.copy_ns,
-               (unsigned long long)(costs.probe_bytes >> 10));
+        printf("  %-14s CMA %llu ns, memcpy %llu ns, between the cores %llu ns per %llu KiB\n",
+               "costs", (unsigned long long)costs.cma_ns, (unsigned long long)costs.copy_ns,
+               (unsigned long long)costs.xcopy_ns, (unsigned long long)(costs.probe_bytes >> 10));
     } else {
-        printf("  %-14s CMA unavailable (disabled or not permitted), memcpy %llu ns per %llu KiB\n",
-               "costs", (unsigned long long)costs.copy_ns,
-               (unsigned long long)(costs.probe_bytes >> 10));
+        printf("  %-14s CMA unavailable (disabled or not permitted), memcpy %llu ns, between "
+               "the cores %llu ns per %llu KiB\n", "costs", (unsigned long long)costs.copy_ns,
+               (unsigned long long)costs.xcopy_ns, (unsigned long long)(costs.probe_bytes >> 10));
     }
     printf("  %-14s %s\n", "table", t.table);
     printf("  %-14s %zu\n", "eager limit", t.eager_limit);

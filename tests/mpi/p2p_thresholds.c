@@ -77,14 +77,15 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    unsigned long long v[4] = {read_pvar("weft_shm_eager_limit", MPI_T_PVAR_CLASS_SIZE),
+    unsigned long long v[5] = {read_pvar("weft_shm_eager_limit", MPI_T_PVAR_CLASS_SIZE),
                                read_pvar("weft_shm_cma_threshold", MPI_T_PVAR_CLASS_SIZE),
                                read_pvar("weft_shm_cma_cost_ns", MPI_T_PVAR_CLASS_LEVEL),
-                               read_pvar("weft_shm_copy_cost_ns", MPI_T_PVAR_CLASS_LEVEL)};
-    unsigned long long lo[4], hi[4];
-    MPI_Allreduce(v, lo, 4, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(v, hi, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-    for (int k = 0; k < 4; k++) {
+                               read_pvar("weft_shm_copy_cost_ns", MPI_T_PVAR_CLASS_LEVEL),
+                               read_pvar("weft_shm_xcopy_cost_ns", MPI_T_PVAR_CLASS_LEVEL)};
+    unsigned long long lo[5], hi[5];
+    MPI_Allreduce(v, lo, 5, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(v, hi, 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    for (int k = 0; k < 5; k++) {
         CHECK(lo[k] == hi[k], "ranks disagree on value %d: %llu..%llu", k, lo[k], hi[k]);
     }
     CHECK(v[0] >= 1024 && v[0] <= (64u << 20), "eager limit %llu", v[0]);
@@ -92,8 +93,8 @@ int main(int argc, char **argv)
         CHECK(v[3] > 0, "copy cost not measured with %d ranks", size);
     }
     if (rank == 0 && argc > 1 && strcmp(argv[1], "print") == 0) {
-        printf("thresholds eager_limit=%llu cma_threshold=%llu cma_ns=%llu copy_ns=%llu\n", v[0],
-               v[1], v[2], v[3]);
+        printf("thresholds eager_limit=%llu cma_threshold=%llu cma_ns=%llu copy_ns=%llu "
+               "xcopy_ns=%llu\n", v[0], v[1], v[2], v[3], v[4]);
     }
 
     size_t edges[] = {(size_t)v[0], (size_t)v[1], 65536 /* pipeline slot */, 4096};

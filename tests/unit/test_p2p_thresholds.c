@@ -70,6 +70,40 @@ int main(void)
     weft_p2p_thresholds_t bigl2 = choose(costs(1121, 1833, 110, 4u << 20));
     CHECK(bigl2.cma_threshold == 32u << 20, "cma %zu (%s)", bigl2.cma_threshold, bigl2.why);
 
+    /* The family 25 AMD VM (2026-11-28): CMA 1623 ns per 4 KiB, 2484 per 16
+     * KiB (F ~1.3 us, B ~14 GB/s), memcpy 280 ns per 16 KiB (P ~9.8, a lone
+     * message's two copies ~8.4 GB/s). weft-bench tune measured eager 9.1 us
+     * against CMA 6.3 us at 64 KiB and 4.6 against 4.1 at 32 KiB: eager up
+     * to 32 KiB, CMA above. */
+    weft_p2p_thresholds_t zen4 = choose(costs(1623, 2484, 280, 1u << 20));
+    CHECK(zen4.eager_limit == 32 * 1024 && zen4.cma_threshold == 0, "eager %zu cma %zu (%s)",
+          zen4.eager_limit, zen4.cma_threshold, zen4.why);
+    weft_p2p_thresholds_t zen4b = choose(costs(1833, 2684, 290, 1u << 20));
+    CHECK(zen4b.eager_limit == 32 * 1024 && zen4b.cma_threshold == 0, "eager %zu cma %zu (%s)",
+          zen4b.eager_limit, zen4b.cma_threshold, zen4b.why);
+
+    /* The same machine with the copy between the cores measured (a lone
+     * 16 KiB eager-like message): ~2 us when its vCPUs trade lines at
+     * ~8 GB/s -> eager up to 32 KiB; ~7.5 us at the times they trade at
+     * ~2 GB/s -> CMA from 8 KiB (bw measured then: eager 2.1 GB/s at
+     * 16-64 KiB against CMA 5.6-8.9). */
+    weft_shm_costs_t zc = costs(1623, 2484, 280, 1u << 20);
+    zc.xcopy_ns         = 2000;
+    weft_p2p_thresholds_t zen4_fast = choose(zc);
+    CHECK(zen4_fast.eager_limit == 32 * 1024 && zen4_fast.cma_threshold == 0,
+          "eager %zu cma %zu (%s)", zen4_fast.eager_limit, zen4_fast.cma_threshold, zen4_fast.why);
+    CHECK(strstr(zen4_fast.why, "measured") != NULL, "%s", zen4_fast.why);
+    zc.xcopy_ns                     = 7500;
+    weft_p2p_thresholds_t zen4_slow = choose(zc);
+    CHECK(zen4_slow.eager_limit <= 8 * 1024 && zen4_slow.cma_threshold == 0,
+          "eager %zu cma %zu (%s)", zen4_slow.eager_limit, zen4_slow.cma_threshold, zen4_slow.why);
+    /* a fast copy between the cores (lone message faster than CMA's rate)
+     * keeps eager and the pipeline, as on the family 26 VM */
+    zc.xcopy_ns                     = 600;
+    weft_p2p_thresholds_t zen4_sib = choose(zc);
+    CHECK(zen4_sib.eager_limit == 64 * 1024 && zen4_sib.cma_threshold >= (8u << 20),
+          "eager %zu cma %zu (%s)", zen4_sib.eager_limit, zen4_sib.cma_threshold, zen4_sib.why);
+
     /* CMA faster than the pipeline: F 0.5 us, B ~41 GB/s (300 ns per 12 KiB
      * more), memcpy 400 ns per 16 KiB (pipeline ~7 GB/s): CMA from a finite
      * size above the eager limit, below the cache bound */

@@ -11,14 +11,24 @@
  *               no handshake
  *   pipeline    two copies through cache-sized slots after an RTS/CTS; the
  *               two sides copy at once, so it moves data at the rate P of
- *               one copy between the cores' caches, P = C / 6 (the AMD VM:
+ *               one copy between the cores' caches, P = C / 6 (the family
+ *               26 AMD VM:
  *               C 117-149 GB/s, the lower in a job where the other rank
  *               runs on the sibling; pipeline bw 19-60 GB/s, i.e. C / 7.5
  *               to C / 2.5 depending on how the VM places the two vCPUs)
- *   CMA         one copy at B plus 2 F (a rendezvous pins pages that are
- *               not hot in the TLB as the probe's are)
- * CMA beats the pipeline from n* = 2 F / (1/P - 1/B) when B > P. When the
- * pipeline copies at least as fast as CMA (the AMD VM: P ~20-25, B ~17 GB/s;
+ *   CMA         one copy at B plus 1.5 F (the rendezvous's RTS and FIN
+ *               on top of the probe's call: the family 25 AMD VM measured
+ *               1.3-1.4 F at 4-64 KiB)
+ * A lone message pays eager's two copies one after the other; against CMA
+ * it moves at E, measured by the probe (local rank 1 copies 16 KiB into
+ * shared lines local rank 0 last read, rank 0 copies them out: on the
+ * family 25 AMD VM the copy in runs at ~8 GB/s, as it must take every line
+ * from the other core's cache, the copy out at ~40, and its memcpy at 58;
+ * the VM's copy between its vCPUs also drops to ~2 GB/s at times), else
+ * taken as E = 1 / (1/C + 1/P). CMA beats it from
+ * n* = 1.5 F / (1/E - 1/B) when B > E. When even the two copies in turn
+ * are at least as fast as CMA (the family 26 AMD VM: P ~20-25, E ~21,
+ * B ~17 GB/s;
  * measured bw 128 KiB-8 MiB: pipeline 15-60 GB/s, CMA 13-19), it is used
  * while the data stay in the last-level cache (8 x L2) and, beyond, while
  * CMA's fixed cost still outweighs the second copy at the same rate
@@ -46,7 +56,7 @@
  * (see top). */
 #define PIPE_COPY_SLOWDOWN 6.0
 /* A rendezvous's CMA fixed cost over the probe's (see top). */
-#define CMA_FIXED_FACTOR 2.0
+#define CMA_FIXED_FACTOR 1.5
 /* n* = RNDV_OVERHEAD_FACTOR * F * B where the pipeline copies as fast as
  * CMA (see top) */
 #define RNDV_OVERHEAD_FACTOR 4.0
@@ -94,14 +104,17 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
     if (fixed_ns < 0) {
         fixed_ns = 0;
     }
-    double pipe_rate = (double)c->probe_bytes / (double)c->copy_ns / PIPE_COPY_SLOWDOWN;
-    double cache     = (double)PIPE_CACHE_L2_TIMES * (double)(c->l2_bytes ? c->l2_bytes : 1u << 20);
+    double copy_rate  = (double)c->probe_bytes / (double)c->copy_ns;
+    double pipe_rate  = copy_rate / PIPE_COPY_SLOWDOWN;
+    double eager_rate = c->xcopy_ns ? (double)c->probe_bytes / (double)c->xcopy_ns
+                                    : 1.0 / (1.0 / copy_rate + 1.0 / pipe_rate); /* in turn */
+    double cache      = (double)PIPE_CACHE_L2_TIMES * (double)(c->l2_bytes ? c->l2_bytes : 1u << 20);
     double cross; /* n* (see top) */
-    if (pipe_rate >= rate) {
+    if (eager_rate >= rate) {
         cross = RNDV_OVERHEAD_FACTOR * fixed_ns * rate;
         cross = cross > cache ? cross : cache;
     } else {
-        cross = CMA_FIXED_FACTOR * fixed_ns / (1.0 / pipe_rate - 1.0 / rate);
+        cross = CMA_FIXED_FACTOR * fixed_ns / (1.0 / eager_rate - 1.0 / rate);
     }
     size_t nstar    = cross >= (double)((size_t)1 << 40) ? (size_t)1 << 40
                                                           : pow2_floor((size_t)(cross * 1.41421356));
@@ -110,17 +123,23 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
     if (eager < MIN_EAGER) {
         eager = MIN_EAGER;
     }
+    char why_eager[96];
+    if (c->xcopy_ns) {
+        snprintf(why_eager, sizeof(why_eager), "a lone message's two copies (measured) ");
+    } else {
+        snprintf(why_eager, sizeof(why_eager), "pipeline copy ~%.1f GB/s (memcpy / %.0f, not "
+                 "measured), a lone message's two copies ", pipe_rate, PIPE_COPY_SLOWDOWN);
+    }
     t->eager_limit   = eager;
     t->cma_threshold = nstar > eager ? nstar : 0; /* 0: CMA from the eager limit on */
     snprintf(t->table, sizeof(t->table), "measured");
     snprintf(t->why, sizeof(t->why),
              "%s family %d, L2 %llu KiB: CMA %llu ns per 4 KiB, %llu ns per 16 KiB -> fixed "
-             "cost %.0f ns, %.1f GB/s; pipeline copy ~%.1f GB/s (memcpy / %.0f) -> n* %.1f KiB "
+             "cost %.0f ns, %.1f GB/s; %s%.1f GB/s -> n* %.1f KiB "
              "-> eager <= %zu (ring cap %zu), %s%zu",
              c->cpu_vendor[0] ? c->cpu_vendor : "unknown CPU", (int)c->cpu_family,
              (unsigned long long)(c->l2_bytes >> 10), (unsigned long long)c->cma_page_ns,
-             (unsigned long long)c->cma_ns, fixed_ns, rate, pipe_rate, PIPE_COPY_SLOWDOWN,
-             cross / 1024.0, eager, ring_cap,
+             (unsigned long long)c->cma_ns, fixed_ns, rate, why_eager, eager_rate, cross / 1024.0, eager, ring_cap,
              t->cma_threshold > eager ? "2-copy pipeline up to CMA from " : "CMA above ",
              t->cma_threshold > eager ? t->cma_threshold : eager);
 }
@@ -130,7 +149,7 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
 /* One condition word: key op value. Returns 1 holds, 0 not, -1 bad word. */
 static int condition(const char *w, const weft_shm_costs_t *c)
 {
-    static const char *keys[] = {"vendor", "family", "model", "l2", "cma_ns", "copy_ns"};
+    static const char *keys[] = {"vendor", "family", "model", "l2", "cma_ns", "copy_ns", "xcopy_ns"};
     size_t              klen  = strcspn(w, "<>=");
     int                 k     = -1;
 
@@ -154,7 +173,7 @@ static int condition(const char *w, const weft_shm_costs_t *c)
     }
     long long have = k == 1 ? c->cpu_family : k == 2 ? c->cpu_model
                    : k == 3 ? (long long)c->l2_bytes : k == 4 ? (long long)c->cma_ns
-                                                             : (long long)c->copy_ns;
+                   : k == 5 ? (long long)c->copy_ns : (long long)c->xcopy_ns;
     long long want = (long long)v;
     if (op[0] == '=' && ol == 1) {
         return have == want;
@@ -224,7 +243,7 @@ int weft_p2p_thresholds_rules(const char *text, const char *path, const weft_shm
             int h = condition(words[i], costs);
             if (h < 0) {
                 snprintf(err, errlen, "%s:%d: bad condition '%s' (vendor=S family/model/l2/"
-                         "cma_ns/copy_ns =,<,<=,>,>= N)", path, lineno, words[i]);
+                         "cma_ns/copy_ns/xcopy_ns =,<,<=,>,>= N)", path, lineno, words[i]);
                 return -1;
             }
             holds = holds && h;

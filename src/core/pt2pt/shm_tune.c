@@ -55,5 +55,6 @@ int p2p_shm_tune(size_t ring_payload)
     WEFT_PVAR_SET(SHM_CMA_THRESHOLD, p2p.cma_threshold);
     WEFT_PVAR_SET(SHM_CMA_COST_NS, costs.cma_ns);
     WEFT_PVAR_SET(SHM_COPY_COST_NS, costs.copy_ns);
+    WEFT_PVAR_SET(SHM_XCOPY_COST_NS, costs.xcopy_ns);
     return MPI_SUCCESS;
 }

@@ -122,7 +122,7 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
                   const weft_am_handler_fn_t *handlers)
 {
     char   name[512];
-    size_t ring_stride, pipe_stride, off_rings, off_pipes, off_coop, coop_stride;
+    size_t ring_stride, pipe_stride, off_rings, off_pipes, off_coop, coop_stride, off_xcopy;
     int    fd = -1;
 
     shm.me          = pmi->local_rank;
@@ -159,7 +159,8 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
     off_pipes       = off_rings + ring_stride * (size_t)shm.n * (size_t)shm.n;
     coop_stride     = sizeof(shm_coop_t) * SHM_COOP_SLOTS;
     off_coop        = align_up(off_pipes + pipe_stride * (size_t)shm.n * (size_t)shm.n, 4096);
-    shm.bytes       = align_up(off_coop + coop_stride * (size_t)shm.n * (size_t)shm.n, 4096);
+    off_xcopy       = align_up(off_coop + coop_stride * (size_t)shm.n * (size_t)shm.n, 4096);
+    shm.bytes       = align_up(off_xcopy + (shm.n >= 2 ? sizeof(weft_shm_xcopy_area_t) : 0), 4096);
 
     weft_shm_region_set_job(jobid);
     snprintf(name, sizeof(name), "/weft-%s-%d-shm", jobid, pmi->node_id);
@@ -232,11 +233,15 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
         shm_unlink(name); /* everyone has it mapped: a crash now leaves nothing behind */
     }
     shm.ctl[shm.me].cma_ok = config->use_cma && cma_probe();
+    if (shm.me == 1) { /* local rank 0 times copies of what this rank writes */
+        weft_shm_xcopy_follow((weft_shm_xcopy_area_t *)((char *)shm.base + off_xcopy));
+    }
     if (shm.me == 0 && shm.n >= 2) {
         if (config->node_facts != NULL) {
             memcpy(&costs, config->node_facts, sizeof(costs));
         }
         measure_costs(shm.ctl[0].cma_ok, config->cma_extra_ns);
+        costs.xcopy_ns   = weft_shm_xcopy_lead((weft_shm_xcopy_area_t *)((char *)shm.base + off_xcopy));
         shm.ctl[0].costs = costs;
     }
     if (weft_pmi_fence() != 0) {

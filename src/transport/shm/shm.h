@@ -51,6 +51,10 @@ typedef struct {
     uint64_t cma_ns;      /* one process_vm_readv of probe_bytes (+ cma_extra_ns) */
     uint64_t cma_page_ns; /* one of a quarter of probe_bytes (+ cma_extra_ns) */
     uint64_t copy_ns;     /* one memcpy of probe_bytes within this process */
+    uint64_t xcopy_ns;    /* one lone eager-like message of probe_bytes: another local
+                           * process copies it into shared lines this one last read,
+                           * this one copies it out (both copies move lines between the
+                           * cores' caches); 0 unknown */
     uint64_t init_ns;     /* what the measurement cost rank 0 */
     uint64_t l2_bytes;    /* L2 cache bytes (0 unknown) */
     char     cpu_vendor[16];
@@ -78,6 +82,27 @@ int weft_shm_cma_enabled(void);
  * weft-info measures the same way outside a job. */
 void weft_shm_measure_costs(pid_t pid, const void *remote_src, const void *local_src, int cma_ok,
                             long cma_extra_ns, weft_shm_costs_t *costs);
+
+/* Shared memory for the cross-core copy probe, zeroed before either side
+ * starts: the follower (local rank 1, or weft-info's child) writes data,
+ * the leader (local rank 0) copies it out. */
+typedef struct {
+    uint32_t      turn; /* 2i: the leader asks for round i; 2i + 1: round i written */
+    int32_t       cpu;  /* where the follower wrote round i */
+    char          pad[56];
+    unsigned char data[WEFT_SHM_COST_PROBE_BYTES];
+} weft_shm_xcopy_area_t;
+
+/* Leader: the fastest of a few timed rounds (ask, the follower copies the
+ * data in, this process copies them out) with the follower on another
+ * CPU, in ns; 0 when no round was written on another
+ * CPU (unbound processes sharing one) or the follower did not answer
+ * within a few ms (descheduled on an oversubscribed node), and then it is
+ * told to stop. Waits yield the CPU. */
+uint64_t weft_shm_xcopy_lead(weft_shm_xcopy_area_t *area);
+/* Follower: writes the data of each round the leader asks for, until the
+ * last round or the leader gives up (bounded by the same few ms). */
+void weft_shm_xcopy_follow(weft_shm_xcopy_area_t *area);
 
 /* weft_shm_max_payload for a ring of ring_bytes (weft_shm_config_t). */
 size_t weft_shm_ring_payload(size_t ring_bytes);

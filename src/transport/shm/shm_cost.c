@@ -7,6 +7,7 @@
  */
 #include "transport/shm/shm.h"
 
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -68,4 +69,79 @@ size_t weft_shm_ring_payload(size_t ring_bytes)
         cells += cells & -cells;
     }
     return cells / 2 * WEFT_SHM_CELL - WEFT_SHM_HDR_SIZE;
+}
+
+/* ---- cross-core copy probe ------------------------------------------------ */
+
+#define XCOPY_ROUNDS      5
+#define XCOPY_ABANDON     UINT32_MAX
+#define XCOPY_DEADLINE_NS (20u * 1000u * 1000u)
+
+/* Wait until the turn word holds want (or XCOPY_ABANDON); 0 on time-out. */
+static int xcopy_wait(const weft_shm_xcopy_area_t *a, uint32_t want, uint64_t deadline)
+{
+    for (unsigned spins = 0;; spins++) {
+        uint32_t t = __atomic_load_n(&a->turn, __ATOMIC_ACQUIRE);
+        if (t == want) {
+            return 1;
+        }
+        if (t == XCOPY_ABANDON) {
+            return 0;
+        }
+        if ((spins & 255u) == 255u) {
+            if (now_ns() > deadline) {
+                return 0;
+            }
+            sched_yield(); /* the other side may share this core */
+        }
+    }
+}
+
+uint64_t weft_shm_xcopy_lead(weft_shm_xcopy_area_t *a)
+{
+    static unsigned char local[WEFT_SHM_COST_PROBE_BYTES] __attribute__((aligned(4096)));
+    uint64_t             deadline = now_ns() + XCOPY_DEADLINE_NS, best = UINT64_MAX;
+
+    /* Round 0 is written before anyone asks (and faults the pages in):
+     * untimed. Each later round is timed from the request to the end of
+     * the copy out, as a lone eager message costs from the sender's copy
+     * in to the receiver's copy out. */
+    for (uint32_t i = 0; i < XCOPY_ROUNDS; i++) {
+        uint64_t t0 = now_ns();
+        if (i > 0) {
+            __atomic_store_n(&a->turn, 2 * i, __ATOMIC_RELEASE);
+        }
+        if (!xcopy_wait(a, 2 * i + 1, deadline)) {
+            __atomic_store_n(&a->turn, XCOPY_ABANDON, __ATOMIC_RELEASE);
+            return 0;
+        }
+        /* local escapes into the asm on both sides, so the copy stays
+         * between the two clock reads */
+        __asm__ __volatile__("" : : "r"(local) : "memory");
+        memcpy(local, a->data, sizeof(local));
+        __asm__ __volatile__("" : : "r"(local) : "memory");
+        uint64_t t1 = now_ns();
+        if (i > 0 && __atomic_load_n(&a->cpu, __ATOMIC_RELAXED) != sched_getcpu()) {
+            best = t1 - t0 < best ? t1 - t0 : best; /* else the data were in this core's cache */
+        }
+    }
+    __atomic_store_n(&a->turn, XCOPY_ABANDON, __ATOMIC_RELEASE); /* done */
+    return best == UINT64_MAX ? 0 : best > 0 ? best : 1;
+}
+
+void weft_shm_xcopy_follow(weft_shm_xcopy_area_t *a)
+{
+    static unsigned char src[WEFT_SHM_COST_PROBE_BYTES] __attribute__((aligned(4096)));
+    uint64_t             deadline = now_ns() + XCOPY_DEADLINE_NS;
+
+    memset(src, 0x5a, sizeof(src));
+
+    for (uint32_t i = 0; i < XCOPY_ROUNDS; i++) {
+        if (!xcopy_wait(a, 2 * i, deadline)) {
+            return;
+        }
+        memcpy(a->data, src, sizeof(a->data)); /* a sender's copy in */
+        __atomic_store_n(&a->cpu, sched_getcpu(), __ATOMIC_RELAXED);
+        __atomic_store_n(&a->turn, 2 * i + 1, __ATOMIC_RELEASE);
+    }
 }
