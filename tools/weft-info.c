@@ -156,7 +156,7 @@ static int print_tuning(void)
     weft_p2p_thresholds_t t;
     char                  err[400];
     int                   foreign = 0;
-    size_t                payload = weft_shm_ring_payload(weft_tunables.SMP_QUEUE_LENGTH);
+    size_t                payload = weft_shm_ring_payload(weft_p2p_ring_bytes(2));
 
     measure_here(&costs);
     if (weft_p2p_thresholds_choose(&costs, payload, &t, &foreign, err, sizeof(err)) != 0) {

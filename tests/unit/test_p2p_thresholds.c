@@ -136,6 +136,17 @@ int main(void)
     weft_p2p_thresholds_t nocma = choose(costs(0, 0, 110, 1u << 20));
     CHECK(nocma.eager_limit == 64 * 1024 && nocma.cma_threshold == 0, "eager %zu cma %zu",
           nocma.eager_limit, nocma.cma_threshold);
+    /* a 1 MiB ring (small nodes) still caps eager at 64 KiB */
+    {
+        weft_p2p_thresholds_t big;
+        weft_shm_costs_t      bc = costs(0, 0, 110, 1u << 20);
+        memset(&big, 0, sizeof(big));
+        weft_p2p_thresholds_measured(&bc, (512u << 10) - 16, &big);
+        CHECK(big.eager_limit == 64 * 1024, "eager %zu with a 1 MiB ring", big.eager_limit);
+        bc = costs(1121, 1833, 110, 1u << 20);
+        weft_p2p_thresholds_measured(&bc, (512u << 10) - 16, &big);
+        CHECK(big.eager_limit == 64 * 1024, "eager %zu with a 1 MiB ring", big.eager_limit);
+    }
     /* nothing measured: the fixed table */
     weft_p2p_thresholds_t none = choose(costs(0, 0, 0, 0));
     CHECK(none.eager_limit == 8192 && strcmp(none.table, "fixed") == 0, "eager %zu table %s",

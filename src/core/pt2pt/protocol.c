@@ -26,6 +26,7 @@
  * through the netmod ops table.
  */
 #include "core/pt2pt/proto_internal.h"
+#include "core/pt2pt/shm_thresholds.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -652,7 +653,7 @@ int weft_pt2pt_module_init(void)
     weft_am_register(WEFT_AM_PT2PT_FIN, on_fin);
     weft_am_register(WEFT_AM_PT2PT_DATA, p2p_net_data);
 
-    cfg.ring_bytes      = weft_tunables.SMP_QUEUE_LENGTH;
+    cfg.ring_bytes      = weft_p2p_ring_bytes(pmi->local_size);
     cfg.pipe_slot_bytes = weft_tunables.SMP_SEND_BUF_SIZE;
     cfg.pipe_slots      = (int)weft_tunables.SMP_SEND_BUF_COUNT;
     cfg.use_cma         = weft_tunables.SMP_USE_CMA;

@@ -60,6 +60,13 @@
 /* n* = RNDV_OVERHEAD_FACTOR * F * B where the pipeline copies as fast as
  * CMA (see top) */
 #define RNDV_OVERHEAD_FACTOR 4.0
+/* Rings of small nodes (weft_p2p_ring_bytes). */
+#define SMALL_NODE_RANKS 8
+#define SMALL_NODE_RING  ((size_t)1 << 20)
+/* Eager never carries more than this, whatever the ring holds: larger eager
+ * messages were never measured to win (the rings of small nodes grew to
+ * 1 MiB for streaming, not for larger messages). */
+#define EAGER_RING_CAP_MAX ((size_t)64 << 10)
 /* The pipeline's working set stays in the last-level cache up to this many
  * times L2 (1 MiB assumed when L2 is unknown). */
 #define PIPE_CACHE_L2_TIMES 8u
@@ -73,11 +80,21 @@ static size_t pow2_floor(size_t v)
     return v == 0 ? 0 : p;
 }
 
+size_t weft_p2p_ring_bytes(int local_size)
+{
+    if (weft_tunables_source(WEFT_TUNABLE_SMP_QUEUE_LENGTH) != WEFT_TSOURCE_DEFAULT) {
+        return weft_tunables.SMP_QUEUE_LENGTH;
+    }
+    return local_size <= SMALL_NODE_RANKS ? SMALL_NODE_RING : weft_tunables.SMP_QUEUE_LENGTH;
+}
+
 void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload,
                                   weft_p2p_thresholds_t *t)
 {
-    /* a quarter of the ring (ring_payload is half of it, less a header) */
+    /* a quarter of the ring (ring_payload is half of it, less a header),
+     * at most EAGER_RING_CAP_MAX */
     size_t ring_cap = pow2_floor(ring_payload + WEFT_SHM_HDR_SIZE) / 2;
+    ring_cap        = ring_cap < EAGER_RING_CAP_MAX ? ring_cap : EAGER_RING_CAP_MAX;
 
     if (c->copy_ns == 0) {
         t->eager_limit   = FIXED_EAGER;

@@ -41,4 +41,11 @@ int weft_p2p_thresholds_rules(const char *text, const char *path, const weft_shm
 int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payload,
                                weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen);
 
+/* Bytes of ring per ordered pair of a node with local_size ranks:
+ * WEFT_SMP_QUEUE_LENGTH when set; else 1 MiB up to 8 local ranks (a
+ * window of 64 messages of 2 KiB in each direction streams without the
+ * sender waiting for room: np 2 bibw 1-2 KiB 1.4x, 8 ranks use 64 MiB of
+ * rings) and the tunable's default of 256 KiB above. */
+size_t weft_p2p_ring_bytes(int local_size);
+
 #endif
