@@ -36,6 +36,11 @@ int weft_send_eager_now(const void *buf, MPI_Count count, weft_datatype_t *dt, i
 int weft_recv_now(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int tag,
                   weft_comm_t *comm, unsigned ctx_offset, MPI_Status *status);
 
+/* The smallest message that moves between two ranks of this node by one
+ * CMA copy (the thresholds in force, docs/tuning.md); SIZE_MAX when CMA
+ * is off. Collectives' node phases use the same choice. */
+size_t weft_p2p_shm_cma_from(void);
+
 /* Byte-level shorthands for internal exchanges (MPI_BYTE). */
 int weft_send_bytes(const void *buf, size_t n, int dest, int tag, weft_comm_t *comm);
 int weft_recv_bytes(void *buf, size_t n, int source, int tag, weft_comm_t *comm);

@@ -5,11 +5,15 @@
  * reduction (whole vector on every reader, or 1/n slices), gather and
  * scatter of blocks, each cut into rounds of at most SLOT_BYTES.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll/shm/coll_shm_internal.h"
 #include "core/errors.h"
+#include "core/pt2pt.h"
+#include "transport/shm/shm_coll.h"
 #include "util/cache.h"
 
 /* ---- node-level operations ------------------------------------------------ */
@@ -70,6 +74,83 @@ size_t weft_coll_shm_bcast_round_write(struct weft_coll_shm *sh, uint64_t r, con
     return len;
 }
 
+/* A broadcast at least as large as the messages that move between two
+ * ranks of this node by one CMA copy (weft_p2p_shm_cma_from), from a
+ * contiguous root buffer, is one round whose line 0 offers the root's
+ * buffer; every other rank pulls the data from it by CMA, all at once,
+ * and the root returns when all have (its buffer is read until then).
+ * One copy, none into lines the readers last read: that copy in ran at
+ * 2-8 GB/s on the family 25 AMD VM, where np 2 bcast 64 KiB took 8-31 us
+ * through the region. A chunk round's size tag is at most SLOT_BYTES, so
+ * the all-ones tag marks the offer. */
+#define CMA_OFFER_TAG ((MPI_Count)SEQ_SIZE_MASK)
+
+typedef struct {
+    uint64_t addr, total;
+    int32_t  pid;
+} cma_offer_t;
+
+_Static_assert(sizeof(cma_offer_t) <= INLINE_BYTES, "a CMA offer fits in a line");
+
+static int bcast_cma_root(struct weft_coll_shm *sh, const void *buf, MPI_Count total,
+                          const weft_datatype_t *dt)
+{
+    uint64_t    r   = round_begin(sh);
+    line_t     *pkt = ready_pkt(sh, r);
+    cma_offer_t o   = {(uint64_t)(uintptr_t)((const char *)buf + dt->true_lb), (uint64_t)total,
+                       (int32_t)getpid()};
+
+    weft_coll_shm_round_reuse(sh, r);
+    memcpy(pkt[0].data, &o, sizeof(o));
+    publish(&pkt[0], seq_make(r, CMA_OFFER_TAG, 1));
+    round_end(sh, r);
+    weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r);
+    return MPI_SUCCESS;
+}
+
+/* A reader's side of an offer (line l): pull it into the stream of (buf,
+ * count, dt) at byte 0; the bytes taken go to *len. */
+static int bcast_cma_pull(const line_t *l, void *buf, MPI_Count count, const weft_datatype_t *dt,
+                          size_t *len)
+{
+    cma_offer_t o;
+    MPI_Count   total = count * dt->size, take;
+    int         rc = MPI_SUCCESS, err;
+
+    memcpy(&o, l->data, sizeof(o));
+    take = (MPI_Count)o.total;
+    if (take > total) {
+        rc   = weft_error(MPI_ERR_TRUNCATE, "the root broadcasts more data (%llu bytes) than "
+                          "count and datatype here hold (%lld bytes)",
+                          (unsigned long long)o.total, (long long)total);
+        take = total;
+    }
+    *len = (size_t)o.total;
+    if (take == 0) {
+        return rc;
+    }
+    if (dt->is_contig) {
+        err = weft_shm_region_cma_pull(o.pid, (char *)buf + dt->true_lb,
+                                       (const void *)(uintptr_t)o.addr, (size_t)take);
+    } else {
+        unsigned char *tmp = malloc((size_t)take);
+        err                = tmp ? weft_shm_region_cma_pull(o.pid, tmp,
+                                                            (const void *)(uintptr_t)o.addr,
+                                                            (size_t)take)
+                                 : ENOMEM;
+        if (err == 0) {
+            weft_dt_unpack(dt, count, buf, 0, tmp, take);
+        }
+        free(tmp);
+    }
+    if (err != 0 && rc == MPI_SUCCESS) {
+        rc = weft_error(err == ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER,
+                        "reading %lld broadcast bytes from the root (pid %d) by CMA failed: %s",
+                        (long long)take, (int)o.pid, strerror(err));
+    }
+    return rc;
+}
+
 /* Broadcast the packed stream of (buf, count, dt) from local rank lroot. */
 int weft_coll_shm_node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count count,
                       const weft_datatype_t *dt, int lroot)
@@ -79,6 +160,10 @@ int weft_coll_shm_node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count coun
 
     if (sh->n == 1) {
         return MPI_SUCCESS;
+    }
+    if (sh->me == lroot && dt->is_contig && total > 0 &&
+        (size_t)total >= weft_p2p_shm_cma_from()) {
+        return bcast_cma_root(sh, buf, total, dt);
     }
     if (total > (MPI_Count)PKT_MAX) {
         weft_coll_shm_prefault(sh, 1, total);
@@ -104,6 +189,12 @@ int weft_coll_shm_node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count coun
         } else {
             weft_coll_shm_wait_ge(&pkt[0], r);
             uint64_t v = load(&pkt[0]);
+            if (seq_size(v) == CMA_OFFER_TAG) { /* the whole call, in one round */
+                int prc = bcast_cma_pull(&pkt[0], buf, count, dt, &len);
+                rc      = rc == MPI_SUCCESS ? prc : rc;
+                round_end(sh, r);
+                break;
+            }
             len        = (size_t)seq_size(v);
             last       = (v & SEQ_LAST) != 0;
             lines      = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;

@@ -10,6 +10,8 @@
  */
 #include "core/pt2pt/proto_internal.h"
 
+#include <stdint.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,4 +59,13 @@ int p2p_shm_tune(size_t ring_payload)
     WEFT_PVAR_SET(SHM_COPY_COST_NS, costs.copy_ns);
     WEFT_PVAR_SET(SHM_XCOPY_COST_NS, costs.xcopy_ns);
     return MPI_SUCCESS;
+}
+
+size_t weft_p2p_shm_cma_from(void)
+{
+    if (!p2p.cma) {
+        return SIZE_MAX;
+    }
+    size_t from = p2p.eager_limit + 1; /* the protocol's own rule: above eager, by CMA from */
+    return p2p.cma_threshold > from ? p2p.cma_threshold : from;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -98,4 +99,23 @@ void weft_shm_region_unmap(void *base, size_t bytes)
     if (base != NULL) {
         munmap(base, bytes);
     }
+}
+
+int weft_shm_region_cma_pull(int pid, void *dst, const void *src, size_t bytes)
+{
+    size_t done = 0;
+
+    while (done < bytes) {
+        struct iovec l = {(char *)dst + done, bytes - done};
+        struct iovec r = {(char *)(uintptr_t)src + done, bytes - done};
+        ssize_t      n = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return n < 0 ? errno : EFAULT;
+        }
+        done += (size_t)n;
+    }
+    return 0;
 }

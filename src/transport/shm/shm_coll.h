@@ -28,6 +28,9 @@ void *weft_shm_region_attach(const char *name, size_t bytes);
  * now, allocating missing pages (instead of a page fault at each first
  * touch); does nothing where the kernel cannot (before Linux 5.14). */
 void  weft_shm_region_prefault(void *addr, size_t bytes);
+/* Copy bytes at src in process pid (a rank of this node) to dst by CMA
+ * (process_vm_readv, repeated over partial reads). 0, or an errno. */
+int   weft_shm_region_cma_pull(int pid, void *dst, const void *src, size_t bytes);
 /* Remove the name (mappings stay valid). */
 void  weft_shm_region_unlink(const char *name);
 void  weft_shm_region_unmap(void *base, size_t bytes);
