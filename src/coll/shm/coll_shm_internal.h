@@ -84,6 +84,7 @@ struct weft_coll_shm {
     int          n, me;
     uint64_t     round, bar;
     uint64_t     done_floor; /* every rank finished at least this round */
+    size_t       cma_from;   /* bcasts from this size on go by CMA (SIZE_MAX: never) */
     void        *base;
     size_t       bytes;
     line_t      *arrive, *release, *post, *reduced, *done, *ready;

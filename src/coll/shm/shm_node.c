@@ -12,7 +12,6 @@
 
 #include "coll/shm/coll_shm_internal.h"
 #include "core/errors.h"
-#include "core/pt2pt.h"
 #include "transport/shm/shm_coll.h"
 #include "util/cache.h"
 
@@ -75,7 +74,8 @@ size_t weft_coll_shm_bcast_round_write(struct weft_coll_shm *sh, uint64_t r, con
 }
 
 /* A broadcast at least as large as the messages that move between two
- * ranks of this node by one CMA copy (weft_p2p_shm_cma_from), from a
+ * ranks of this node by one CMA copy (weft_p2p_shm_cma_from, kept in
+ * sh->cma_from when every member is of this job), from a
  * contiguous root buffer, is one round whose line 0 offers the root's
  * buffer; every other rank pulls the data from it by CMA, all at once,
  * and the root returns when all have (its buffer is read until then).
@@ -162,7 +162,7 @@ int weft_coll_shm_node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count coun
         return MPI_SUCCESS;
     }
     if (sh->me == lroot && dt->is_contig && total > 0 &&
-        (size_t)total >= weft_p2p_shm_cma_from()) {
+        (size_t)total >= sh->cma_from) {
         return bcast_cma_root(sh, buf, total, dt);
     }
     if (total > (MPI_Count)PKT_MAX) {

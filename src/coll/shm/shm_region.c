@@ -5,6 +5,7 @@
  * every rank), teardown, waiting on its counters and the rule for reusing a
  * round's buffers. Layout and counters: coll_shm_internal.h.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,6 +258,15 @@ int weft_coll_shm_setup(weft_comm_t *comm)
         sh->n     = node->size;
         sh->me    = node->rank;
         sh->bytes = region_bytes(sh->n);
+        /* CMA between all members: this job's ranks, whose pairs the
+         * shm channel probed (not processes of other jobs met by spawn or
+         * connect, which may not permit it) */
+        sh->cma_from = weft_p2p_shm_cma_from();
+        for (int j = 0; j < node->size; j++) {
+            if (node->peer_world[j] >= weft_dev.size) {
+                sh->cma_from = SIZE_MAX;
+            }
+        }
     }
     if (node->size > 1) {
         int tag = WEFT_XTAG_COLL_SHM;
