@@ -6,6 +6,7 @@
  * scatter of blocks, each cut into rounds of at most SLOT_BYTES.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,81 +74,205 @@ size_t weft_coll_shm_bcast_round_write(struct weft_coll_shm *sh, uint64_t r, con
     return len;
 }
 
-/* A broadcast at least as large as the messages that move between two
- * ranks of this node by one CMA copy (weft_p2p_shm_cma_from, kept in
- * sh->cma_from when every member is of this job), from a
- * contiguous root buffer, is one round whose line 0 offers the root's
- * buffer; every other rank pulls the data from it by CMA, all at once,
- * and the root returns when all have (its buffer is read until then).
- * One copy, none into lines the readers last read: that copy in ran at
- * 2-8 GB/s on the family 25 AMD VM, where np 2 bcast 64 KiB took 8-31 us
- * through the region. A chunk round's size tag is at most SLOT_BYTES, so
- * the all-ones tag marks the offer. */
+/* Node phases by CMA. From the size at which two ranks of this node move
+ * a message by one CMA copy (weft_p2p_shm_cma_from, kept in sh->cma_from
+ * when every member is of this job), a bcast, scatter, gather or
+ * allgather is one round: the ranks that hold data offer their buffer's
+ * address in a line, the ranks that need it pull it from there by CMA all
+ * at once, and a rank whose buffer is offered returns when every reader
+ * has finished. One copy, none into lines the readers last read: that copy
+ * in ran at 2-8 GB/s on the family 25 AMD VM (np 2 bcast 64 KiB took
+ * 8-31 us through the region; 6.5 by CMA). A chunk round's size tag is at
+ * most SLOT_BYTES, so the all-ones tag marks an offer. */
 #define CMA_OFFER_TAG ((MPI_Count)SEQ_SIZE_MASK)
 
 typedef struct {
-    uint64_t addr, total;
+    uint64_t addr;   /* the data (block j of a scatter at addr + j * stride) */
+    uint64_t total;  /* bytes (per block) */
+    uint64_t stride;
     int32_t  pid;
 } cma_offer_t;
 
 _Static_assert(sizeof(cma_offer_t) <= INLINE_BYTES, "a CMA offer fits in a line");
 
-static int bcast_cma_root(struct weft_coll_shm *sh, const void *buf, MPI_Count total,
-                          const weft_datatype_t *dt)
+static int cma_wanted(const struct weft_coll_shm *sh, MPI_Count bytes)
 {
-    uint64_t    r   = round_begin(sh);
-    line_t     *pkt = ready_pkt(sh, r);
-    cma_offer_t o   = {(uint64_t)(uintptr_t)((const char *)buf + dt->true_lb), (uint64_t)total,
-                       (int32_t)getpid()};
-
-    weft_coll_shm_round_reuse(sh, r);
-    memcpy(pkt[0].data, &o, sizeof(o));
-    publish(&pkt[0], seq_make(r, CMA_OFFER_TAG, 1));
-    round_end(sh, r);
-    weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r);
-    return MPI_SUCCESS;
+    return bytes > 0 && (size_t)bytes >= sh->cma_from;
 }
 
-/* A reader's side of an offer (line l): pull it into the stream of (buf,
- * count, dt) at byte 0; the bytes taken go to *len. */
-static int bcast_cma_pull(const line_t *l, void *buf, MPI_Count count, const weft_datatype_t *dt,
-                          size_t *len)
+/* Publish an offer of bytes at addr (per block, blocks stride apart) on l. */
+static void cma_offer(line_t *l, uint64_t r, const void *addr, MPI_Count bytes, MPI_Aint stride)
 {
-    cma_offer_t o;
-    MPI_Count   total = count * dt->size, take;
-    int         rc = MPI_SUCCESS, err;
+    cma_offer_t o = {(uint64_t)(uintptr_t)addr, (uint64_t)bytes, (uint64_t)stride,
+                     (int32_t)getpid()};
+    memcpy(l->data, &o, sizeof(o));
+    publish(l, seq_make(r, CMA_OFFER_TAG, 1));
+}
 
-    memcpy(&o, l->data, sizeof(o));
-    take = (MPI_Count)o.total;
-    if (take > total) {
-        rc   = weft_error(MPI_ERR_TRUNCATE, "the root broadcasts more data (%llu bytes) than "
-                          "count and datatype here hold (%lld bytes)",
-                          (unsigned long long)o.total, (long long)total);
-        take = total;
+static int is_offer(const line_t *l, cma_offer_t *o)
+{
+    if (seq_size(load(l)) != CMA_OFFER_TAG) {
+        return 0;
     }
-    *len = (size_t)o.total;
-    if (take == 0) {
-        return rc;
+    memcpy(o, l->data, sizeof(*o));
+    return 1;
+}
+
+/* The bytes of the stream of (buf, count, dt) as one contiguous piece: the
+ * buffer itself, or a packed copy in *tmp (to free). NULL without memory. */
+static const void *cma_source(const void *buf, MPI_Count count, const weft_datatype_t *dt,
+                              MPI_Count bytes, void **tmp)
+{
+    *tmp = NULL;
+    if (dt->is_contig) {
+        return (const char *)buf + dt->true_lb;
+    }
+    if ((*tmp = malloc((size_t)bytes)) != NULL) {
+        weft_dt_pack(dt, count, buf, 0, *tmp, bytes);
+    }
+    return *tmp;
+}
+
+/* take bytes at src in process pid into the stream of (buf, count, dt)
+ * from byte 0. */
+static int cma_pull(int32_t pid, uint64_t src, MPI_Count take, void *buf, MPI_Count count,
+                    const weft_datatype_t *dt, const char *what)
+{
+    int err;
+
+    if (take <= 0) {
+        return MPI_SUCCESS;
     }
     if (dt->is_contig) {
-        err = weft_shm_region_cma_pull(o.pid, (char *)buf + dt->true_lb,
-                                       (const void *)(uintptr_t)o.addr, (size_t)take);
+        err = weft_shm_region_cma_pull(pid, (char *)buf + dt->true_lb,
+                                       (const void *)(uintptr_t)src, (size_t)take);
     } else {
         unsigned char *tmp = malloc((size_t)take);
-        err                = tmp ? weft_shm_region_cma_pull(o.pid, tmp,
-                                                            (const void *)(uintptr_t)o.addr,
-                                                            (size_t)take)
-                                 : ENOMEM;
+        err = tmp ? weft_shm_region_cma_pull(pid, tmp, (const void *)(uintptr_t)src, (size_t)take)
+                  : ENOMEM;
         if (err == 0) {
             weft_dt_unpack(dt, count, buf, 0, tmp, take);
         }
         free(tmp);
     }
-    if (err != 0 && rc == MPI_SUCCESS) {
-        rc = weft_error(err == ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER,
-                        "reading %lld broadcast bytes from the root (pid %d) by CMA failed: %s",
-                        (long long)take, (int)o.pid, strerror(err));
+    if (err != 0) {
+        return weft_error(err == ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER,
+                          "%s: reading %lld bytes from pid %d by CMA failed: %s", what,
+                          (long long)take, (int)pid, strerror(err));
     }
+    return MPI_SUCCESS;
+}
+
+/* A reader's side of an offer of `offered` bytes when its own buffer holds
+ * `room`: MPI_ERR_TRUNCATE when it holds less (it takes what fits). */
+static int cma_take(const cma_offer_t *o, MPI_Aint at, MPI_Count room, void *buf, MPI_Count count,
+                    const weft_datatype_t *dt, const char *what)
+{
+    MPI_Count take = (MPI_Count)o->total < room ? (MPI_Count)o->total : room;
+    int       rc   = cma_pull(o->pid, o->addr + (uint64_t)at, take, buf, count, dt, what);
+
+    if ((MPI_Count)o->total > room && rc == MPI_SUCCESS) {
+        rc = weft_error(MPI_ERR_TRUNCATE, "%s: the root sends more data (%llu bytes) than count "
+                        "and datatype here hold (%lld bytes)", what,
+                        (unsigned long long)o->total, (long long)room);
+    }
+    return rc;
+}
+
+static int bcast_cma_root(struct weft_coll_shm *sh, const void *buf, MPI_Count total,
+                          const weft_datatype_t *dt)
+{
+    uint64_t r = round_begin(sh);
+
+    weft_coll_shm_round_reuse(sh, r);
+    cma_offer(&ready_pkt(sh, r)[0], r, (const char *)buf + dt->true_lb, total, 0);
+    round_end(sh, r);
+    weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r);
+    return MPI_SUCCESS;
+}
+
+/* Scatter, root: rank j's block at addr + j * stride of the offer.
+ * SCATTER_CMA_NO_MEMORY, before any round, when the blocks need packing
+ * and there is no memory for that. */
+#define SCATTER_CMA_NO_MEMORY (-1)
+static int scatter_cma_root(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block)
+{
+    MPI_Aint    sstride = (MPI_Aint)b->scount * b->sdt->extent;
+    void       *tmp     = NULL;
+    const char *base    = (const char *)b->sbuf + b->sdt->true_lb;
+    MPI_Aint    stride  = sstride;
+
+    if (!b->sdt->is_contig) { /* every block packed, block bytes apart */
+        if ((size_t)block > SIZE_MAX / (size_t)sh->n ||
+            (tmp = malloc((size_t)block * (size_t)sh->n)) == NULL) {
+            return SCATTER_CMA_NO_MEMORY;
+        }
+        for (int j = 0; j < sh->n; j++) {
+            weft_dt_pack(b->sdt, b->scount, (const char *)b->sbuf + j * sstride, 0,
+                         (char *)tmp + (size_t)j * (size_t)block, block);
+        }
+        base   = tmp;
+        stride = (MPI_Aint)block;
+    }
+    uint64_t r = round_begin(sh);
+    weft_coll_shm_round_reuse(sh, r);
+    cma_offer(&ready_pkt(sh, r)[0], r, base, block, stride);
+    round_end(sh, r);
+    weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r);
+    free(tmp);
+    return MPI_SUCCESS;
+}
+
+/* Gather (on lroot) or allgather (all): every rank with data offers it in
+ * its post line, the receivers pull every other rank's block, and a rank
+ * returns when the receivers are done with its block. */
+static int gather_cma(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int all,
+                      int lroot)
+{
+    int         n = sh->n, me = sh->me, want = all || me == lroot, rc = MPI_SUCCESS;
+    MPI_Aint    rstride = (MPI_Aint)b->rcount * b->rdt->extent;
+    uint64_t    r       = round_begin(sh);
+    void       *tmp     = NULL;
+    const void *src     = NULL;
+
+    weft_coll_shm_round_reuse(sh, r);
+    if (!want || all) {
+        MPI_Count offered = block;
+        src               = cma_source(b->sbuf, b->scount, b->sdt, block, &tmp);
+        if (src == NULL) { /* offer an empty block: the receivers report a mismatch */
+            rc      = weft_error(MPI_ERR_NO_MEM, "a gather: no memory to pack the send block");
+            src     = "";
+            offered = 0;
+        }
+        cma_offer(post_line(sh, me, r), r, src, offered, 0);
+    }
+    if (want) {
+        for (int j = 0; j < n; j++) {
+            cma_offer_t o;
+            if (j == me) {
+                continue;
+            }
+            weft_coll_shm_wait_ge(post_line(sh, j, r), r);
+            if (!is_offer(post_line(sh, j, r), &o) || (MPI_Count)o.total != block) {
+                if (rc == MPI_SUCCESS) {
+                    rc = weft_error(MPI_ERR_TRUNCATE, "ranks passed different amounts of data "
+                                    "to a gather (%lld bytes here, not what local rank %d "
+                                    "offers)", (long long)block, j);
+                }
+                continue;
+            }
+            int prc = cma_pull(o.pid, o.addr, block, (char *)b->rbuf + j * rstride, b->rcount,
+                               b->rdt, "a gather");
+            rc      = rc == MPI_SUCCESS ? prc : rc;
+        }
+    }
+    round_end(sh, r);
+    if (!want) {
+        weft_coll_shm_wait_ge(&sh->done[lroot], r); /* lroot has read my block */
+    } else if (all) {
+        weft_coll_shm_wait_all(sh->done, 1, n, me, r);
+    }
+    free(tmp);
     return rc;
 }
 
@@ -161,8 +286,7 @@ int weft_coll_shm_node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count coun
     if (sh->n == 1) {
         return MPI_SUCCESS;
     }
-    if (sh->me == lroot && dt->is_contig && total > 0 &&
-        (size_t)total >= sh->cma_from) {
+    if (sh->me == lroot && dt->is_contig && cma_wanted(sh, total)) {
         return bcast_cma_root(sh, buf, total, dt);
     }
     if (total > (MPI_Count)PKT_MAX) {
@@ -189,8 +313,9 @@ int weft_coll_shm_node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count coun
         } else {
             weft_coll_shm_wait_ge(&pkt[0], r);
             uint64_t v = load(&pkt[0]);
-            if (seq_size(v) == CMA_OFFER_TAG) { /* the whole call, in one round */
-                int prc = bcast_cma_pull(&pkt[0], buf, count, dt, &len);
+            cma_offer_t o;
+            if (is_offer(&pkt[0], &o)) { /* the whole call, in one round */
+                int prc = cma_take(&o, 0, total, buf, count, dt, "a broadcast");
                 rc      = rc == MPI_SUCCESS ? prc : rc;
                 round_end(sh, r);
                 break;
@@ -329,6 +454,9 @@ int weft_coll_shm_node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_C
     if (n == 1) {
         return MPI_SUCCESS;
     }
+    if (cma_wanted(sh, block)) { /* block must match everywhere, so all ranks take it */
+        return gather_cma(sh, b, block, all, lroot);
+    }
     if (block > (MPI_Count)INLINE_BYTES) {
         weft_coll_shm_prefault(sh, 0, block);
     }
@@ -382,6 +510,13 @@ int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_
     if (n == 1) {
         return MPI_SUCCESS;
     }
+    if (me == lroot && cma_wanted(sh, block)) { /* the root decides the rounds */
+        rc = scatter_cma_root(sh, b, block);
+        if (rc != SCATTER_CMA_NO_MEMORY) {
+            return rc;
+        }
+        rc = MPI_SUCCESS; /* the packed rounds below need no memory */
+    }
     weft_coll_shm_prefault(sh, 0, block);
     while (!last) {
         uint64_t r   = round_begin(sh);
@@ -399,6 +534,19 @@ int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_
             publish(&pkt[0], seq_make(r, block, last));
         } else {
             weft_coll_shm_wait_ge(&pkt[0], r);
+            cma_offer_t o;
+            if (is_offer(&pkt[0], &o)) { /* the whole call, in one round */
+                int prc = cma_take(&o, (MPI_Aint)o.stride * me, block, b->rbuf, b->rcount, b->rdt,
+                                   "a scatter");
+                rc      = rc == MPI_SUCCESS ? prc : rc;
+                if ((MPI_Count)o.total < block && rc == MPI_SUCCESS) {
+                    rc = weft_error(MPI_ERR_TRUNCATE, "ranks passed different amounts of data "
+                                    "to a scatter (%lld bytes here, %llu at the root)",
+                                    (long long)block, (unsigned long long)o.total);
+                }
+                round_end(sh, r);
+                break;
+            }
             uint64_t  v     = load(&pkt[0]);
             MPI_Count rooth = seq_size(v), len, mine;
             last            = (v & SEQ_LAST) != 0;
