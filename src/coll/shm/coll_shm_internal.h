@@ -75,8 +75,11 @@
 #define PKT_MAX   (PKT_LINES * INLINE_BYTES)
 
 typedef struct {
-    uint64_t      seq;
-    unsigned char data[INLINE_BYTES];
+    uint64_t seq;
+    union {
+        unsigned char data[INLINE_BYTES];
+        uint64_t      word[INLINE_BYTES / 8]; /* counters updated atomically */
+    };
 } __attribute__((aligned(64))) line_t;
 
 struct weft_coll_shm {
@@ -244,6 +247,8 @@ static inline void weft_coll_shm_prefault(struct weft_coll_shm *sh, int result, 
 /* Wait for l->seq >= v (keeps point-to-point moving); lines[j * stride] >= v
  * for every j != skip. */
 void weft_coll_shm_wait_ge(const line_t *l, uint64_t v);
+/* The same for a counter word of a line (*w >= v). */
+void weft_coll_shm_wait_word_ge(const uint64_t *w, uint64_t v);
 void weft_coll_shm_wait_all(const line_t *lines, size_t stride, int n, int skip, uint64_t v);
 /* Before writing into round r's buffers: wait until they are free; the _try
  * form does not wait (1: free). */

@@ -144,11 +144,11 @@ static int cma_pull(int32_t pid, uint64_t src, MPI_Count take, void *buf, MPI_Co
         return MPI_SUCCESS;
     }
     if (dt->is_contig) {
-        err = weft_shm_region_cma_pull(pid, (char *)buf + dt->true_lb,
-                                       (const void *)(uintptr_t)src, (size_t)take);
+        err = weft_shm_region_cma_copy(pid, (char *)buf + dt->true_lb,
+                                       (const void *)(uintptr_t)src, (size_t)take, 0);
     } else {
         unsigned char *tmp = malloc((size_t)take);
-        err = tmp ? weft_shm_region_cma_pull(pid, tmp, (const void *)(uintptr_t)src, (size_t)take)
+        err = tmp ? weft_shm_region_cma_copy(pid, tmp, (const void *)(uintptr_t)src, (size_t)take, 0)
                   : ENOMEM;
         if (err == 0) {
             weft_dt_unpack(dt, count, buf, 0, tmp, take);
@@ -179,6 +179,103 @@ static int cma_take(const cma_offer_t *o, MPI_Aint at, MPI_Count room, void *buf
     return rc;
 }
 
+/* Large offers (from COOP_MIN, as point-to-point's cooperative copy) are
+ * copied by both sides at once: each reader publishes its destination in
+ * its post line, and the reader (pulling) and the root (pushing, once its
+ * offer is out) claim COOP_CHUNK pieces of it from that line's counter.
+ * Two cores copy, where one CMA call left the root idle. */
+#define COOP_MIN   ((uint64_t)256 << 10)
+#define COOP_CHUNK ((uint64_t)128 << 10)
+/* A reader's line: its destination, pid and chunk count, then the chunk
+ * counters (next to claim, done, an errno). A gather contributor's line
+ * holds its offer in words 0-3 and the counters after it. */
+enum { COOP_DST, COOP_PID, COOP_CHUNKS, COOP_CTR };
+#define GATHER_COOP_CTR 4
+enum { CTR_NEXT, CTR_DONE, CTR_ERR };
+
+/* Claim and copy chunks of a block of bytes between local (here) and
+ * remote (in process pid) until none of n is left: push writes local to
+ * remote, else remote is read into local. A failed chunk still counts as
+ * done (so nobody waits for it) and leaves its errno in ctr. */
+static void coop_chunks(uint64_t *ctr, uint64_t n, int32_t pid, uint64_t local, uint64_t remote,
+                        uint64_t bytes, int push)
+{
+    for (;;) {
+        uint64_t k = __atomic_fetch_add(&ctr[CTR_NEXT], 1, __ATOMIC_ACQ_REL);
+        if (k >= n) {
+            return;
+        }
+        uint64_t off = k * COOP_CHUNK, len = bytes - off < COOP_CHUNK ? bytes - off : COOP_CHUNK;
+        int      err = weft_shm_region_cma_copy(pid, (void *)(uintptr_t)(local + off),
+                                                (const void *)(uintptr_t)(remote + off), len, push);
+        if (err != 0) {
+            __atomic_store_n(&ctr[CTR_ERR], (uint64_t)err, __ATOMIC_RELAXED);
+        }
+        __atomic_fetch_add(&ctr[CTR_DONE], 1, __ATOMIC_RELEASE);
+    }
+}
+
+/* Wait until the n chunks of ctr are done: an MPI error naming what when
+ * one failed. */
+static int coop_finish(uint64_t *ctr, uint64_t n, uint64_t bytes, int32_t pid, const char *what)
+{
+    weft_coll_shm_wait_word_ge(&ctr[CTR_DONE], n);
+    uint64_t err = __atomic_load_n(&ctr[CTR_ERR], __ATOMIC_RELAXED);
+    if (err != 0) {
+        return weft_error(MPI_ERR_OTHER, "%s: copying %llu bytes with pid %d by CMA failed: %s",
+                          what, (unsigned long long)bytes, (int)pid, strerror((int)err));
+    }
+    return MPI_SUCCESS;
+}
+
+static uint64_t coop_nchunks(uint64_t bytes)
+{
+    return (bytes + COOP_CHUNK - 1) / COOP_CHUNK;
+}
+
+/* Root: help every reader that asked for it (round r; reader j's block at
+ * base + j * stride). */
+static void coop_help_readers(struct weft_coll_shm *sh, uint64_t r, const char *base,
+                              MPI_Aint stride, uint64_t bytes)
+{
+    for (int j = 0; j < sh->n; j++) {
+        line_t *l = post_line(sh, j, r);
+        if (j == sh->me) {
+            continue;
+        }
+        weft_coll_shm_wait_ge(l, r);
+        uint64_t n = __atomic_load_n(&l->word[COOP_CHUNKS], __ATOMIC_ACQUIRE);
+        if (n > 0) {
+            coop_chunks(&l->word[COOP_CTR], n, (int32_t)l->word[COOP_PID],
+                        (uint64_t)(uintptr_t)(base + j * stride), l->word[COOP_DST], bytes, 1);
+        }
+    }
+}
+
+/* Reader of an offer of o->total >= COOP_MIN bytes at src in the root: ask
+ * for help when the block lands whole and contiguous at dst (else say no
+ * and return -1: the caller pulls alone with cma_take). */
+static int coop_read(struct weft_coll_shm *sh, uint64_t r, const cma_offer_t *o, uint64_t src,
+                     void *dst, int whole, const char *what)
+{
+    line_t  *l = post_line(sh, sh->me, r);
+    uint64_t n = whole ? coop_nchunks(o->total) : 0;
+
+    weft_coll_shm_round_reuse(sh, r);
+    l->word[COOP_DST]              = (uint64_t)(uintptr_t)dst;
+    l->word[COOP_PID]              = (uint64_t)getpid();
+    l->word[COOP_CHUNKS]           = n;
+    l->word[COOP_CTR + CTR_NEXT]   = 0;
+    l->word[COOP_CTR + CTR_DONE]   = 0;
+    l->word[COOP_CTR + CTR_ERR]    = 0;
+    publish(l, seq_make(r, 0, 0));
+    if (n == 0) {
+        return -1;
+    }
+    coop_chunks(&l->word[COOP_CTR], n, o->pid, (uint64_t)(uintptr_t)dst, src, o->total, 0);
+    return coop_finish(&l->word[COOP_CTR], n, o->total, o->pid, what);
+}
+
 static int bcast_cma_root(struct weft_coll_shm *sh, const void *buf, MPI_Count total,
                           const weft_datatype_t *dt)
 {
@@ -186,6 +283,9 @@ static int bcast_cma_root(struct weft_coll_shm *sh, const void *buf, MPI_Count t
 
     weft_coll_shm_round_reuse(sh, r);
     cma_offer(&ready_pkt(sh, r)[0], r, (const char *)buf + dt->true_lb, total, 0);
+    if ((uint64_t)total >= COOP_MIN) {
+        coop_help_readers(sh, r, (const char *)buf + dt->true_lb, 0, (uint64_t)total);
+    }
     round_end(sh, r);
     weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r);
     return MPI_SUCCESS;
@@ -217,6 +317,9 @@ static int scatter_cma_root(struct weft_coll_shm *sh, const blocks_t *b, MPI_Cou
     uint64_t r = round_begin(sh);
     weft_coll_shm_round_reuse(sh, r);
     cma_offer(&ready_pkt(sh, r)[0], r, base, block, stride);
+    if ((uint64_t)block >= COOP_MIN) {
+        coop_help_readers(sh, r, base, stride, (uint64_t)block);
+    }
     round_end(sh, r);
     weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r);
     free(tmp);
@@ -235,16 +338,34 @@ static int gather_cma(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count blo
     void       *tmp     = NULL;
     const void *src     = NULL;
 
+    int         coop = !all && (uint64_t)block >= COOP_MIN; /* block matches everywhere */
+    MPI_Count   offered = block;
+
     weft_coll_shm_round_reuse(sh, r);
     if (!want || all) {
-        MPI_Count offered = block;
-        src               = cma_source(b->sbuf, b->scount, b->sdt, block, &tmp);
+        line_t *l = post_line(sh, me, r);
+        src       = cma_source(b->sbuf, b->scount, b->sdt, block, &tmp);
         if (src == NULL) { /* offer an empty block: the receivers report a mismatch */
             rc      = weft_error(MPI_ERR_NO_MEM, "a gather: no memory to pack the send block");
             src     = "";
             offered = 0;
         }
-        cma_offer(post_line(sh, me, r), r, src, offered, 0);
+        l->word[GATHER_COOP_CTR + CTR_NEXT] = 0;
+        l->word[GATHER_COOP_CTR + CTR_DONE] = 0;
+        l->word[GATHER_COOP_CTR + CTR_ERR]  = 0;
+        cma_offer(l, r, src, offered, 0);
+    }
+    if (coop && want) { /* my destination, for the contributors to push into (0: pull alone) */
+        const char *dst = b->rdt->is_contig ? (const char *)b->rbuf + b->rdt->true_lb : NULL;
+        cma_offer(&ready_pkt(sh, r)[0], r, dst, block, rstride);
+    } else if (coop) { /* push my block's share into lroot's destination */
+        cma_offer_t d;
+        weft_coll_shm_wait_ge(&ready_pkt(sh, r)[0], r);
+        if (is_offer(&ready_pkt(sh, r)[0], &d) && d.addr != 0 && (MPI_Count)d.total == offered) {
+            coop_chunks(&post_line(sh, me, r)->word[GATHER_COOP_CTR], coop_nchunks(d.total),
+                        d.pid, (uint64_t)(uintptr_t)src, d.addr + d.stride * (uint64_t)me,
+                        d.total, 1);
+        }
     }
     if (want) {
         for (int j = 0; j < n; j++) {
@@ -261,9 +382,19 @@ static int gather_cma(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count blo
                 }
                 continue;
             }
-            int prc = cma_pull(o.pid, o.addr, block, (char *)b->rbuf + j * rstride, b->rcount,
+            int prc;
+            if (coop && b->rdt->is_contig) { /* j pushes its share meanwhile */
+                line_t *l = post_line(sh, j, r);
+                coop_chunks(&l->word[GATHER_COOP_CTR], coop_nchunks((uint64_t)block), o.pid,
+                            (uint64_t)(uintptr_t)((char *)b->rbuf + b->rdt->true_lb + j * rstride),
+                            o.addr, (uint64_t)block, 0);
+                prc = coop_finish(&l->word[GATHER_COOP_CTR], coop_nchunks((uint64_t)block),
+                                  (uint64_t)block, o.pid, "a gather");
+            } else {
+                prc = cma_pull(o.pid, o.addr, block, (char *)b->rbuf + j * rstride, b->rcount,
                                b->rdt, "a gather");
-            rc      = rc == MPI_SUCCESS ? prc : rc;
+            }
+            rc = rc == MPI_SUCCESS ? prc : rc;
         }
     }
     round_end(sh, r);
@@ -315,8 +446,15 @@ int weft_coll_shm_node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count coun
             uint64_t v = load(&pkt[0]);
             cma_offer_t o;
             if (is_offer(&pkt[0], &o)) { /* the whole call, in one round */
-                int prc = cma_take(&o, 0, total, buf, count, dt, "a broadcast");
-                rc      = rc == MPI_SUCCESS ? prc : rc;
+                int prc = -1;
+                if (o.total >= COOP_MIN) {
+                    prc = coop_read(sh, r, &o, o.addr, (char *)buf + dt->true_lb,
+                                    dt->is_contig && (MPI_Count)o.total <= total, "a broadcast");
+                }
+                if (prc < 0) {
+                    prc = cma_take(&o, 0, total, buf, count, dt, "a broadcast");
+                }
+                rc = rc == MPI_SUCCESS ? prc : rc;
                 round_end(sh, r);
                 break;
             }
@@ -536,9 +674,17 @@ int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_
             weft_coll_shm_wait_ge(&pkt[0], r);
             cma_offer_t o;
             if (is_offer(&pkt[0], &o)) { /* the whole call, in one round */
-                int prc = cma_take(&o, (MPI_Aint)o.stride * me, block, b->rbuf, b->rcount, b->rdt,
+                int prc = -1;
+                if (o.total >= COOP_MIN) {
+                    prc = coop_read(sh, r, &o, o.addr + o.stride * (uint64_t)me,
+                                    (char *)b->rbuf + b->rdt->true_lb,
+                                    b->rdt->is_contig && (MPI_Count)o.total == block, "a scatter");
+                }
+                if (prc < 0) {
+                    prc = cma_take(&o, (MPI_Aint)o.stride * me, block, b->rbuf, b->rcount, b->rdt,
                                    "a scatter");
-                rc      = rc == MPI_SUCCESS ? prc : rc;
+                }
+                rc = rc == MPI_SUCCESS ? prc : rc;
                 if ((MPI_Count)o.total < block && rc == MPI_SUCCESS) {
                     rc = weft_error(MPI_ERR_TRUNCATE, "ranks passed different amounts of data "
                                     "to a scatter (%lld bytes here, %llu at the root)",

@@ -83,21 +83,31 @@ int weft_coll_shm_run(struct weft_coll_comm *cc, int (*run)(const weft_coll_args
     return rc;
 }
 
-/* Wait for l->seq >= v, keeping point-to-point moving (a peer may need one
- * of our pending sends to reach this collective). Returns at once on a
- * region that lost a member (the caller's result is then discarded). */
-void weft_coll_shm_wait_ge(const line_t *l, uint64_t v)
+/* Wait for (*w & mask) >= v, keeping point-to-point moving (a peer may
+ * need one of our pending sends to reach this collective). Returns at once
+ * on a region that lost a member (the caller's result is then discarded). */
+static void wait_word(const uint64_t *w, uint64_t mask, uint64_t v)
 {
-    weft_wait_t w = {0};
-    while ((load(l) & SEQ_ROUND_MASK) < v) {
-        if ((w.polls & 7) == 7) {
+    weft_wait_t w8 = {0};
+    while ((__atomic_load_n(w, __ATOMIC_ACQUIRE) & mask) < v) {
+        if ((w8.polls & 7) == 7) {
             weft_progress_poll();
             if (weft_coll_shm_member_lost(running)) {
                 return;
             }
         }
-        weft_wait_step(&w);
+        weft_wait_step(&w8);
     }
+}
+
+void weft_coll_shm_wait_ge(const line_t *l, uint64_t v)
+{
+    wait_word(&l->seq, SEQ_ROUND_MASK, v);
+}
+
+void weft_coll_shm_wait_word_ge(const uint64_t *w, uint64_t v)
+{
+    wait_word(w, UINT64_MAX, v);
 }
 
 /* lines[j * stride] >= v for every j != skip */

@@ -101,14 +101,16 @@ void weft_shm_region_unmap(void *base, size_t bytes)
     }
 }
 
-int weft_shm_region_cma_pull(int pid, void *dst, const void *src, size_t bytes)
+int weft_shm_region_cma_copy(int pid, void *local, const void *remote, size_t bytes,
+                             int to_remote)
 {
     size_t done = 0;
 
     while (done < bytes) {
-        struct iovec l = {(char *)dst + done, bytes - done};
-        struct iovec r = {(char *)(uintptr_t)src + done, bytes - done};
-        ssize_t      n = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
+        struct iovec l = {(char *)local + done, bytes - done};
+        struct iovec r = {(char *)(uintptr_t)remote + done, bytes - done};
+        ssize_t      n = to_remote ? process_vm_writev((pid_t)pid, &l, 1, &r, 1, 0)
+                                   : process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
         if (n < 0 && errno == EINTR) {
             continue;
         }

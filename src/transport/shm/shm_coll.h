@@ -28,9 +28,12 @@ void *weft_shm_region_attach(const char *name, size_t bytes);
  * now, allocating missing pages (instead of a page fault at each first
  * touch); does nothing where the kernel cannot (before Linux 5.14). */
 void  weft_shm_region_prefault(void *addr, size_t bytes);
-/* Copy bytes at src in process pid (a rank of this node) to dst by CMA
- * (process_vm_readv, repeated over partial reads). 0, or an errno. */
-int   weft_shm_region_cma_pull(int pid, void *dst, const void *src, size_t bytes);
+/* Copy bytes between local (in this process) and remote (in process pid,
+ * a rank of this node) by CMA: to_remote 0 reads remote into local
+ * (process_vm_readv), 1 writes local to remote (process_vm_writev);
+ * repeated over partial copies. 0, or an errno. */
+int   weft_shm_region_cma_copy(int pid, void *local, const void *remote, size_t bytes,
+                               int to_remote);
 /* Remove the name (mappings stay valid). */
 void  weft_shm_region_unlink(const char *name);
 void  weft_shm_region_unmap(void *base, size_t bytes);
