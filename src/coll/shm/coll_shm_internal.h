@@ -6,6 +6,8 @@
  * made of. The files:
  *   shm_region.c  region setup and teardown, waiting on counters, round reuse
  *   shm_node.c    blocking node phases: barrier, bcast, reduce, gather, scatter
+ *   shm_cma.c     the same by CMA from the root's or the senders' buffers
+ *                 (large blocking bcast, scatter, gather, allgather)
  *   shm_algs.c    the registry rows' blocking runs (node phase plus the
  *                 leaders' inter-node phase)
  *   shm_sched.c   non-blocking and persistent calls: the order rule, poll
@@ -276,6 +278,31 @@ int    weft_coll_shm_node_gather(struct weft_coll_shm *sh, const blocks_t *b, MP
                                  int all, int lroot);
 int    weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block,
                                   int lroot);
+
+/* ---- shm_cma.c: node phases by CMA (from sh->cma_from bytes) ---- */
+
+static inline int weft_coll_shm_cma_wanted(const struct weft_coll_shm *sh, MPI_Count bytes)
+{
+    return bytes > 0 && (size_t)bytes >= sh->cma_from;
+}
+/* Root of a contiguous bcast of total bytes: offer it, help, wait for all. */
+int weft_coll_shm_cma_bcast_root(struct weft_coll_shm *sh, const void *buf, MPI_Count total,
+                                 const weft_datatype_t *dt);
+/* A bcast reader whose round-r line l holds an offer: take it (an MPI
+ * code); -1 when l is not an offer (a chunk round). */
+int weft_coll_shm_cma_bcast_read(struct weft_coll_shm *sh, uint64_t r, const line_t *l, void *buf,
+                                 MPI_Count count, const weft_datatype_t *dt);
+/* Scatter root; WEFT_COLL_SHM_CMA_NO_MEMORY, before any round, when its
+ * blocks need packing and there is no memory for that. */
+#define WEFT_COLL_SHM_CMA_NO_MEMORY (-1)
+int weft_coll_shm_cma_scatter_root(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block);
+/* A scatter reader: as weft_coll_shm_cma_bcast_read. */
+int weft_coll_shm_cma_scatter_read(struct weft_coll_shm *sh, uint64_t r, const line_t *l,
+                                   const blocks_t *b, MPI_Count block);
+/* Gather on lroot, or allgather (all): one round, every rank's block
+ * offered and pulled; a rank returns when the receivers are done with it. */
+int weft_coll_shm_cma_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int all,
+                             int lroot);
 
 /* ---- shm_sched.c ---- */
 

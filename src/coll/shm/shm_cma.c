@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Node phases by CMA (coll_shm_internal.h). From the size at which two
+ * ranks of this node move a message by one CMA copy (weft_p2p_shm_cma_from,
+ * kept in sh->cma_from when every member is of this job), a bcast, scatter, gather or
+ * allgather is one round: the ranks that hold data offer their buffer's
+ * address in a line, the ranks that need it pull it from there by CMA all
+ * at once, and a rank whose buffer is offered returns when every reader
+ * has finished. One copy, none into lines the readers last read: that copy
+ * in ran at 2-8 GB/s on the family 25 AMD VM (np 2 bcast 64 KiB took
+ * 8-31 us through the region; 6.5 by CMA). A chunk round's size tag is at
+ * most SLOT_BYTES, so the all-ones tag marks an offer.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coll/shm/coll_shm_internal.h"
+#include "core/errors.h"
+#include "transport/shm/shm_coll.h"
+
+#define CMA_OFFER_TAG ((MPI_Count)SEQ_SIZE_MASK)
+
+typedef struct {
+    uint64_t addr;   /* the data (block j of a scatter at addr + j * stride) */
+    uint64_t total;  /* bytes (per block) */
+    uint64_t stride;
+    int32_t  pid;
+} cma_offer_t;
+
+_Static_assert(sizeof(cma_offer_t) <= INLINE_BYTES, "a CMA offer fits in a line");
+
+/* Publish an offer of bytes at addr (per block, blocks stride apart) on l. */
+static void cma_offer(line_t *l, uint64_t r, const void *addr, MPI_Count bytes, MPI_Aint stride)
+{
+    cma_offer_t o = {(uint64_t)(uintptr_t)addr, (uint64_t)bytes, (uint64_t)stride,
+                     (int32_t)getpid()};
+    memcpy(l->data, &o, sizeof(o));
+    publish(l, seq_make(r, CMA_OFFER_TAG, 1));
+}
+
+static int is_offer(const line_t *l, cma_offer_t *o)
+{
+    if (seq_size(load(l)) != CMA_OFFER_TAG) {
+        return 0;
+    }
+    memcpy(o, l->data, sizeof(*o));
+    return 1;
+}
+
+/* The bytes of the stream of (buf, count, dt) as one contiguous piece: the
+ * buffer itself, or a packed copy in *tmp (to free). NULL without memory. */
+static const void *cma_source(const void *buf, MPI_Count count, const weft_datatype_t *dt,
+                              MPI_Count bytes, void **tmp)
+{
+    *tmp = NULL;
+    if (dt->is_contig) {
+        return (const char *)buf + dt->true_lb;
+    }
+    if ((*tmp = malloc((size_t)bytes)) != NULL) {
+        weft_dt_pack(dt, count, buf, 0, *tmp, bytes);
+    }
+    return *tmp;
+}
+
+/* take bytes at src in process pid into the stream of (buf, count, dt)
+ * from byte 0. */
+static int cma_pull(int32_t pid, uint64_t src, MPI_Count take, void *buf, MPI_Count count,
+                    const weft_datatype_t *dt, const char *what)
+{
+    int err;
+
+    if (take <= 0) {
+        return MPI_SUCCESS;
+    }
+    if (dt->is_contig) {
+        err = weft_shm_region_cma_copy(pid, (char *)buf + dt->true_lb,
+                                       (const void *)(uintptr_t)src, (size_t)take, 0);
+    } else {
+        unsigned char *tmp = malloc((size_t)take);
+        err = tmp ? weft_shm_region_cma_copy(pid, tmp, (const void *)(uintptr_t)src, (size_t)take, 0)
+                  : ENOMEM;
+        if (err == 0) {
+            weft_dt_unpack(dt, count, buf, 0, tmp, take);
+        }
+        free(tmp);
+    }
+    if (err != 0) {
+        return weft_error(err == ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER,
+                          "%s: reading %lld bytes from pid %d by CMA failed: %s", what,
+                          (long long)take, (int)pid, strerror(err));
+    }
+    return MPI_SUCCESS;
+}
+
+/* A reader's side of an offer of `offered` bytes when its own buffer holds
+ * `room`: MPI_ERR_TRUNCATE when it holds less (it takes what fits). */
+static int cma_take(const cma_offer_t *o, MPI_Aint at, MPI_Count room, void *buf, MPI_Count count,
+                    const weft_datatype_t *dt, const char *what)
+{
+    MPI_Count take = (MPI_Count)o->total < room ? (MPI_Count)o->total : room;
+    int       rc   = cma_pull(o->pid, o->addr + (uint64_t)at, take, buf, count, dt, what);
+
+    if ((MPI_Count)o->total > room && rc == MPI_SUCCESS) {
+        rc = weft_error(MPI_ERR_TRUNCATE, "%s: the root sends more data (%llu bytes) than count "
+                        "and datatype here hold (%lld bytes)", what,
+                        (unsigned long long)o->total, (long long)room);
+    }
+    return rc;
+}
+
+/* Large offers (from COOP_MIN, as point-to-point's cooperative copy) are
+ * copied by both sides at once: each reader publishes its destination in
+ * its post line, and the reader (pulling) and the root (pushing, once its
+ * offer is out) claim COOP_CHUNK pieces of it from that line's counter.
+ * Two cores copy, where one CMA call left the root idle. */
+#define COOP_MIN   ((uint64_t)256 << 10)
+#define COOP_CHUNK ((uint64_t)128 << 10)
+/* A reader's line: its destination, pid and chunk count, then the chunk
+ * counters (next to claim, done, an errno). A gather contributor's line
+ * holds its offer in words 0-3 and the counters after it. */
+enum { COOP_DST, COOP_PID, COOP_CHUNKS, COOP_CTR };
+#define GATHER_COOP_CTR 4
+enum { CTR_NEXT, CTR_DONE, CTR_ERR };
+
+/* Claim and copy chunks of a block of bytes between local (here) and
+ * remote (in process pid) until none of n is left: push writes local to
+ * remote, else remote is read into local. A failed chunk still counts as
+ * done (so nobody waits for it) and leaves its errno in ctr. */
+static void coop_chunks(uint64_t *ctr, uint64_t n, int32_t pid, uint64_t local, uint64_t remote,
+                        uint64_t bytes, int push)
+{
+    for (;;) {
+        uint64_t k = __atomic_fetch_add(&ctr[CTR_NEXT], 1, __ATOMIC_ACQ_REL);
+        if (k >= n) {
+            return;
+        }
+        uint64_t off = k * COOP_CHUNK, len = bytes - off < COOP_CHUNK ? bytes - off : COOP_CHUNK;
+        int      err = weft_shm_region_cma_copy(pid, (void *)(uintptr_t)(local + off),
+                                                (const void *)(uintptr_t)(remote + off), len, push);
+        if (err != 0) {
+            __atomic_store_n(&ctr[CTR_ERR], (uint64_t)err, __ATOMIC_RELAXED);
+        }
+        __atomic_fetch_add(&ctr[CTR_DONE], 1, __ATOMIC_RELEASE);
+    }
+}
+
+/* Wait until the n chunks of ctr are done: an MPI error naming what when
+ * one failed. */
+static int coop_finish(uint64_t *ctr, uint64_t n, uint64_t bytes, int32_t pid, const char *what)
+{
+    weft_coll_shm_wait_word_ge(&ctr[CTR_DONE], n);
+    uint64_t err = __atomic_load_n(&ctr[CTR_ERR], __ATOMIC_RELAXED);
+    if (err != 0) {
+        return weft_error(MPI_ERR_OTHER, "%s: copying %llu bytes with pid %d by CMA failed: %s",
+                          what, (unsigned long long)bytes, (int)pid, strerror((int)err));
+    }
+    return MPI_SUCCESS;
+}
+
+static uint64_t coop_nchunks(uint64_t bytes)
+{
+    return (bytes + COOP_CHUNK - 1) / COOP_CHUNK;
+}
+
+/* Root: help every reader that asked for it (round r; reader j's block at
+ * base + j * stride). */
+static void coop_help_readers(struct weft_coll_shm *sh, uint64_t r, const char *base,
+                              MPI_Aint stride, uint64_t bytes)
+{
+    for (int j = 0; j < sh->n; j++) {
+        line_t *l = post_line(sh, j, r);
+        if (j == sh->me) {
+            continue;
+        }
+        weft_coll_shm_wait_ge(l, r);
+        uint64_t n = __atomic_load_n(&l->word[COOP_CHUNKS], __ATOMIC_ACQUIRE);
+        if (n > 0) {
+            coop_chunks(&l->word[COOP_CTR], n, (int32_t)l->word[COOP_PID],
+                        (uint64_t)(uintptr_t)(base + j * stride), l->word[COOP_DST], bytes, 1);
+        }
+    }
+}
+
+/* Reader of an offer of o->total >= COOP_MIN bytes at src in the root: ask
+ * for help when the block lands whole and contiguous at dst (else say no
+ * and return -1: the caller pulls alone with cma_take). */
+static int coop_read(struct weft_coll_shm *sh, uint64_t r, const cma_offer_t *o, uint64_t src,
+                     void *dst, int whole, const char *what)
+{
+    line_t  *l = post_line(sh, sh->me, r);
+    uint64_t n = whole ? coop_nchunks(o->total) : 0;
+
+    weft_coll_shm_round_reuse(sh, r);
+    l->word[COOP_DST]              = (uint64_t)(uintptr_t)dst;
+    l->word[COOP_PID]              = (uint64_t)getpid();
+    l->word[COOP_CHUNKS]           = n;
+    l->word[COOP_CTR + CTR_NEXT]   = 0;
+    l->word[COOP_CTR + CTR_DONE]   = 0;
+    l->word[COOP_CTR + CTR_ERR]    = 0;
+    publish(l, seq_make(r, 0, 0));
+    if (n == 0) {
+        return -1;
+    }
+    coop_chunks(&l->word[COOP_CTR], n, o->pid, (uint64_t)(uintptr_t)dst, src, o->total, 0);
+    return coop_finish(&l->word[COOP_CTR], n, o->total, o->pid, what);
+}
+
+int weft_coll_shm_cma_bcast_root(struct weft_coll_shm *sh, const void *buf, MPI_Count total,
+                          const weft_datatype_t *dt)
+{
+    uint64_t r = round_begin(sh);
+
+    weft_coll_shm_round_reuse(sh, r);
+    cma_offer(&ready_pkt(sh, r)[0], r, (const char *)buf + dt->true_lb, total, 0);
+    if ((uint64_t)total >= COOP_MIN) {
+        coop_help_readers(sh, r, (const char *)buf + dt->true_lb, 0, (uint64_t)total);
+    }
+    round_end(sh, r);
+    weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r);
+    return MPI_SUCCESS;
+}
+
+int weft_coll_shm_cma_scatter_root(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block)
+{
+    MPI_Aint    sstride = (MPI_Aint)b->scount * b->sdt->extent;
+    void       *tmp     = NULL;
+    const char *base    = (const char *)b->sbuf + b->sdt->true_lb;
+    MPI_Aint    stride  = sstride;
+
+    if (!b->sdt->is_contig) { /* every block packed, block bytes apart */
+        if ((size_t)block > SIZE_MAX / (size_t)sh->n ||
+            (tmp = malloc((size_t)block * (size_t)sh->n)) == NULL) {
+            return WEFT_COLL_SHM_CMA_NO_MEMORY;
+        }
+        for (int j = 0; j < sh->n; j++) {
+            weft_dt_pack(b->sdt, b->scount, (const char *)b->sbuf + j * sstride, 0,
+                         (char *)tmp + (size_t)j * (size_t)block, block);
+        }
+        base   = tmp;
+        stride = (MPI_Aint)block;
+    }
+    uint64_t r = round_begin(sh);
+    weft_coll_shm_round_reuse(sh, r);
+    cma_offer(&ready_pkt(sh, r)[0], r, base, block, stride);
+    if ((uint64_t)block >= COOP_MIN) {
+        coop_help_readers(sh, r, base, stride, (uint64_t)block);
+    }
+    round_end(sh, r);
+    weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r);
+    free(tmp);
+    return MPI_SUCCESS;
+}
+
+int weft_coll_shm_cma_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int all,
+                      int lroot)
+{
+    int         n = sh->n, me = sh->me, want = all || me == lroot, rc = MPI_SUCCESS;
+    MPI_Aint    rstride = (MPI_Aint)b->rcount * b->rdt->extent;
+    uint64_t    r       = round_begin(sh);
+    void       *tmp     = NULL;
+    const void *src     = NULL;
+
+    int         coop = !all && (uint64_t)block >= COOP_MIN; /* block matches everywhere */
+    MPI_Count   offered = block;
+
+    weft_coll_shm_round_reuse(sh, r);
+    if (!want || all) {
+        line_t *l = post_line(sh, me, r);
+        src       = cma_source(b->sbuf, b->scount, b->sdt, block, &tmp);
+        if (src == NULL) { /* offer an empty block: the receivers report a mismatch */
+            rc      = weft_error(MPI_ERR_NO_MEM, "a gather: no memory to pack the send block");
+            src     = "";
+            offered = 0;
+        }
+        l->word[GATHER_COOP_CTR + CTR_NEXT] = 0;
+        l->word[GATHER_COOP_CTR + CTR_DONE] = 0;
+        l->word[GATHER_COOP_CTR + CTR_ERR]  = 0;
+        cma_offer(l, r, src, offered, 0);
+    }
+    if (coop && want) { /* my destination, for the contributors to push into (0: pull alone) */
+        const char *dst = b->rdt->is_contig ? (const char *)b->rbuf + b->rdt->true_lb : NULL;
+        cma_offer(&ready_pkt(sh, r)[0], r, dst, block, rstride);
+    } else if (coop) { /* push my block's share into lroot's destination */
+        cma_offer_t d;
+        weft_coll_shm_wait_ge(&ready_pkt(sh, r)[0], r);
+        if (is_offer(&ready_pkt(sh, r)[0], &d) && d.addr != 0 && (MPI_Count)d.total == offered) {
+            coop_chunks(&post_line(sh, me, r)->word[GATHER_COOP_CTR], coop_nchunks(d.total),
+                        d.pid, (uint64_t)(uintptr_t)src, d.addr + d.stride * (uint64_t)me,
+                        d.total, 1);
+        }
+    }
+    if (want) {
+        for (int j = 0; j < n; j++) {
+            cma_offer_t o;
+            if (j == me) {
+                continue;
+            }
+            weft_coll_shm_wait_ge(post_line(sh, j, r), r);
+            if (!is_offer(post_line(sh, j, r), &o) || (MPI_Count)o.total != block) {
+                if (rc == MPI_SUCCESS) {
+                    rc = weft_error(MPI_ERR_TRUNCATE, "ranks passed different amounts of data "
+                                    "to a gather (%lld bytes here, not what local rank %d "
+                                    "offers)", (long long)block, j);
+                }
+                continue;
+            }
+            int prc;
+            if (coop && b->rdt->is_contig) { /* j pushes its share meanwhile */
+                line_t *l = post_line(sh, j, r);
+                coop_chunks(&l->word[GATHER_COOP_CTR], coop_nchunks((uint64_t)block), o.pid,
+                            (uint64_t)(uintptr_t)((char *)b->rbuf + b->rdt->true_lb + j * rstride),
+                            o.addr, (uint64_t)block, 0);
+                prc = coop_finish(&l->word[GATHER_COOP_CTR], coop_nchunks((uint64_t)block),
+                                  (uint64_t)block, o.pid, "a gather");
+            } else {
+                prc = cma_pull(o.pid, o.addr, block, (char *)b->rbuf + j * rstride, b->rcount,
+                               b->rdt, "a gather");
+            }
+            rc = rc == MPI_SUCCESS ? prc : rc;
+        }
+    }
+    round_end(sh, r);
+    if (!want) {
+        weft_coll_shm_wait_ge(&sh->done[lroot], r); /* lroot has read my block */
+    } else if (all) {
+        weft_coll_shm_wait_all(sh->done, 1, n, me, r);
+    }
+    free(tmp);
+    return rc;
+}
+
+int weft_coll_shm_cma_bcast_read(struct weft_coll_shm *sh, uint64_t r, const line_t *l, void *buf,
+                                 MPI_Count count, const weft_datatype_t *dt)
+{
+    MPI_Count   total = count * dt->size;
+    cma_offer_t o;
+    int         rc = -1;
+
+    if (!is_offer(l, &o)) {
+        return -1;
+    }
+    if (o.total >= COOP_MIN) {
+        rc = coop_read(sh, r, &o, o.addr, (char *)buf + dt->true_lb,
+                       dt->is_contig && (MPI_Count)o.total <= total, "a broadcast");
+    }
+    return rc >= 0 ? rc : cma_take(&o, 0, total, buf, count, dt, "a broadcast");
+}
+
+int weft_coll_shm_cma_scatter_read(struct weft_coll_shm *sh, uint64_t r, const line_t *l,
+                                   const blocks_t *b, MPI_Count block)
+{
+    cma_offer_t o;
+    int         rc = -1;
+
+    if (!is_offer(l, &o)) {
+        return -1;
+    }
+    if (o.total >= COOP_MIN) {
+        rc = coop_read(sh, r, &o, o.addr + o.stride * (uint64_t)sh->me,
+                       (char *)b->rbuf + b->rdt->true_lb,
+                       b->rdt->is_contig && (MPI_Count)o.total == block, "a scatter");
+    }
+    if (rc < 0) {
+        rc = cma_take(&o, (MPI_Aint)o.stride * sh->me, block, b->rbuf, b->rcount, b->rdt,
+                      "a scatter");
+    }
+    if ((MPI_Count)o.total < block && rc == MPI_SUCCESS) {
+        rc = weft_error(MPI_ERR_TRUNCATE, "ranks passed different amounts of data to a scatter "
+                        "(%lld bytes here, %llu at the root)", (long long)block,
+                        (unsigned long long)o.total);
+    }
+    return rc;
+}
