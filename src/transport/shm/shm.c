@@ -111,6 +111,57 @@ static int cma_probe(void)
     return value == (0x5765667400000000ull | (uint32_t)shm.ctl[peer].pid);
 }
 
+/* The first pass through a ring allocates its pages one fault at a time,
+ * ~2.5 us each on the KVM machines here (1 MiB takes 0.7 ms), and that
+ * lands on the first few thousand small messages a job sends: np 2 bw at
+ * 256 B measured 1.0 GB/s with 1 MiB rings in a short run against 2.2 warm.
+ * A thread allocates this rank's outgoing rings at once instead, beside the
+ * job's start, and ends (joined at fini). */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+typedef struct {
+    char  *rings;  /* this rank's outgoing rings, one per local rank */
+    size_t stride;
+    int    n, me;
+} prefault_job_t;
+
+static void prefault_range(char *start, size_t bytes)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t from = ((uintptr_t)start + page - 1) & ~(page - 1);
+    uintptr_t to   = ((uintptr_t)start + bytes) & ~(page - 1);
+    if (to > from) {
+        (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE); /* best effort */
+    }
+}
+
+static void *prefault_rings(void *arg)
+{
+    prefault_job_t *j = arg;
+    for (int p = 0; p < j->n; p++) {
+        if (p != j->me) { /* messages to self do not use the ring */
+            prefault_range(j->rings + j->stride * (size_t)p, j->stride);
+        }
+    }
+    free(j);
+    return NULL;
+}
+
+static void prefault_start(char *rings, size_t stride)
+{
+    prefault_job_t *j = malloc(sizeof(*j));
+
+    if (j == NULL) {
+        return;
+    }
+    *j              = (prefault_job_t){rings, stride, shm.n, shm.me};
+    shm.prefaulting = pthread_create(&shm.prefault, NULL, prefault_rings, j) == 0;
+    if (!shm.prefaulting) {
+        free(j);
+    }
+}
+
 /* Local rank 0: costs of reading local rank 1's probe area (shm_cost.c). */
 static void measure_costs(int cma_ok, long cma_extra_ns)
 {
@@ -255,11 +306,19 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
     if (!shm.cma) { /* some pair cannot use CMA: nobody does */
         costs.cma_ns = costs.cma_page_ns = 0;
     }
+    if (shm.n >= 2) { /* after the cost probe, which it would disturb */
+        prefault_start((char *)shm.base + off_rings + ring_stride * (size_t)shm.me * (size_t)shm.n,
+                       ring_stride);
+    }
     return 0;
 }
 
 void weft_shm_fini(void)
 {
+    if (shm.prefaulting) {
+        pthread_join(shm.prefault, NULL);
+        shm.prefaulting = 0;
+    }
     if (shm.base != NULL) {
         munmap(shm.base, shm.bytes);
         shm.base = NULL;

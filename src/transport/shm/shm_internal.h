@@ -9,6 +9,7 @@
 #define WEFT_TRANSPORT_SHM_INTERNAL_H
 
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "transport/shm/shm.h"
@@ -149,6 +150,8 @@ typedef struct {
     char                  bell_name[96]; /* abstract socket name prefix (fd sleeps) */
     int                   bell_in;       /* our wake socket, made at the first fd sleep */
     int                   bell_out;      /* for waking a peer asleep on its socket */
+    pthread_t             prefault;      /* maps this rank's outgoing rings in (see shm.c) */
+    int                   prefaulting;   /* prefault was started: join it at fini */
 } shm_state_t;
 
 /* The module's state (shm.c), shared by its files. */
