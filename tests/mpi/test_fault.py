@@ -150,3 +150,69 @@ def test_killed_region_creator_leaves_no_shm():
     assert p.returncode == KILLED, f"rc {p.returncode}\n{out}\n{err}"
     time.sleep(0.3)
     assert region not in os.listdir("/dev/shm"), f"{region} left in /dev/shm"
+
+
+# ---- fragmented eager: the sender killed mid-message ------------------------
+# tests/mpi/p2p_net_frag_kill.c: the last rank MPI_Isends rank 0 a fragmented
+# eager message (net_frag.c) and makes no further MPI call; rank 0 kills it
+# once the header has arrived. 1 KiB fragments of a 256 KiB message: 256 of
+# them, more than the netmod's 64 send buffers, so the message can never
+# arrive whole. Every run has a timeout: a receive that waits forever fails
+# the test.
+
+FRAG_KILL = BUILD / "tests" / "mpi" / "p2p_net_frag_kill"
+FRAG_KILL_ENV = {"WEFT_NETMOD_ONLY": "1", "WEFT_EAGER_THRESHOLD": "1024",
+                 "WEFT_NET_FRAG_MAX": "256k", "WEFT_NETMOD_PEER_TIMEOUT": "2"}
+
+
+def run_frag_kill(np_, mode, env=None, timeout=60):
+    assert FRAG_KILL.exists(), f"{FRAG_KILL} not built"
+    cmd = [str(PREFIX / "bin" / "mpirun"), "-disable-auto-cleanup", "-n", str(np_),
+           str(FRAG_KILL), mode]
+    run_env = dict(os.environ, **FRAG_KILL_ENV, **(env or {}))
+    # A session of its own, so a hung job is ended whole (launcher and ranks).
+    p = subprocess.Popen(cmd, env=run_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        pytest.fail(f"hung (timeout {timeout} s): {' '.join(cmd)}\n{out}\n{err}")
+    return (subprocess.CompletedProcess(cmd, p.returncode, out, err),
+            f"cmd: {' '.join(cmd)}\nenv: {env}\nrc {p.returncode}\nstdout:\n{out}\nstderr:\n{err}")
+
+
+@pytest.mark.parametrize("np_", [3, 4])
+@pytest.mark.parametrize("mode", ["posted", "posted_any", "unexpected", "unexpected_nb",
+                                  "mprobe", "dropped"])
+def test_frag_sender_killed_mid_message(mode, np_):
+    # Rank 0's receive (matched when the header came, or matched later from
+    # the unexpected queue, or taken by mprobe, or still queued) fails with
+    # MPI_ERR_OTHER instead of waiting for fragments that never come; the
+    # survivors then exchange eager and fragmented messages, byte-compared.
+    p, detail = run_frag_kill(np_, mode)
+    check_survivors(np_, p, detail)
+
+
+@pytest.mark.parametrize("mode", ["posted", "unexpected_nb"])
+def test_frag_sender_killed_netmod_notices_alone(mode):
+    # No pid watch: the netmod's keepalive timeout must find the dead sender.
+    p, detail = run_frag_kill(3, mode, env={"WEFT_PEER_CHECK_INTERVAL": "1000000000"})
+    check_survivors(3, p, detail)
+    assert "keepalive" in p.stderr, detail
+
+
+@pytest.mark.parametrize("np_", [3, 4])
+def test_frag_sender_killed_fatal_names_rank(np_):
+    # MPI_ERRORS_ARE_FATAL on rank 0: its wait on the matched, unfinished
+    # receive ends the job, and the message names the lost rank.
+    victim = np_ - 1
+    p, detail = run_frag_kill(np_, "fatal")
+    # The job's code is the first failure's: the victim's signal, or rank 0's
+    # abort should rank 0 learn of the death before the launcher records it.
+    assert p.returncode != 0, detail
+    assert re.search(rf"rank {victim} \(pid \d+\) on host \S+ killed by signal 9", p.stderr), detail
+    assert "survivor 0 ok" not in p.stdout and "FAIL rank 0" not in p.stdout + p.stderr, detail
+    assert re.search(rf"rank 0: fatal error: MPI_Wait: lost contact with rank {victim} on host "
+                     rf"\d+ \(rank {victim} in this communicator\)", p.stderr), detail
