@@ -205,7 +205,7 @@ int weft_coll_comm_prepare(weft_comm_t *comm, int shm)
 
 /* ---- rules ---------------------------------------------------------------- */
 
-enum { V_SIZE = 1, V_MSG, V_NODES, V_PPN, V_POF2, V_COMMUTATIVE, V_INPLACE };
+enum { V_SIZE = 1, V_MSG, V_NODES, V_PPN, V_POF2, V_COMMUTATIVE, V_INPLACE, V_CMA };
 enum { C_LT = 1, C_LE, C_GT, C_GE, C_EQ, C_TRUE, C_FALSE };
 
 typedef struct {
@@ -274,7 +274,8 @@ static int parse_cond(const char *w, cond_t *c)
         const char *name;
         int         var;
     } vars[] = { { "size", V_SIZE }, { "msg", V_MSG }, { "nodes", V_NODES }, { "ppn", V_PPN },
-                 { "pof2", V_POF2 }, { "commutative", V_COMMUTATIVE }, { "inplace", V_INPLACE } };
+                 { "pof2", V_POF2 }, { "commutative", V_COMMUTATIVE }, { "inplace", V_INPLACE },
+                 { "cma", V_CMA } };
     int neg = 0;
     if (*w == '!') {
         neg = 1;
@@ -288,7 +289,7 @@ static int parse_cond(const char *w, cond_t *c)
         const char *op = w + n;
         c->var         = vars[i].var;
         if (*op == '\0') {
-            if (c->var != V_POF2 && c->var != V_COMMUTATIVE && c->var != V_INPLACE) {
+            if (c->var != V_POF2 && c->var != V_COMMUTATIVE && c->var != V_INPLACE && c->var != V_CMA) {
                 return -1;
             }
             c->cmp = neg ? C_FALSE : C_TRUE;
@@ -678,6 +679,8 @@ static long long var_value(int var, const weft_coll_args_t *a, struct weft_coll_
     case V_POF2: return weft_coll_is_pof2(a->comm->size);
     case V_COMMUTATIVE: return a->op == NULL || weft_op_is_commutative(a->op);
     case V_INPLACE: return inplace_of(a);
+    /* point-to-point between ranks of this node moves msg bytes by CMA */
+    case V_CMA: return msg > 0 && (size_t)msg >= weft_p2p_shm_cma_from();
     default: return 0;
     }
 }

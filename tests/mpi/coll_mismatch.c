@@ -110,6 +110,23 @@ int main(int argc, char **argv)
     check_guard(buf, cnt, ROOM, "scatter");
     check_still_works(4);
 
+    /* 5, 6. alltoall: rank 0 sends and expects 5 ints per block, the others
+     * 1, then 3 (with the CMA switch at 9 bytes: across it, then both above) */
+    int *sb = malloc((size_t)size * ROOM * sizeof(int));
+    for (int other = 1; other <= 3; other += 2) {
+        cnt = rank == 0 ? 5 : other;
+        for (int i = 0; i < size * ROOM; i++) {
+            sb[i] = 9000 + i;
+        }
+        memset(big, GUARD, (size_t)size * ROOM * sizeof(int));
+        rc = MPI_Alltoall(sb, cnt, MPI_INT, big, cnt, MPI_INT, MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        check_reported(cls, "alltoall");
+        check_guard(big, cnt * size, size * ROOM, "alltoall");
+        check_still_works(5 + other / 2);
+    }
+    free(sb);
+
     free(big);
     return mpitest_finish();
 }

@@ -303,6 +303,10 @@ int weft_coll_shm_cma_scatter_read(struct weft_coll_shm *sh, uint64_t r, const l
  * offered and pulled; a rank returns when the receivers are done with it. */
 int weft_coll_shm_cma_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int all,
                              int lroot);
+/* Alltoall, not in place: one round, every rank's send blocks offered and
+ * block `me` of each pulled; a rank returns when everyone has read its
+ * blocks. */
+int weft_coll_shm_cma_alltoall(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block);
 
 /* ---- shm_sched.c ---- */
 

@@ -318,6 +318,8 @@ static int scatter_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
 
 /* One node: every rank packs all its outgoing blocks into its slot (block
  * j at j * piece), then unpacks block `me` of every other rank's slot.
+ * From the size where point-to-point uses CMA (not in place), every rank
+ * pulls its blocks from the others' send buffers instead (shm_cma.c).
  * Rounds cover the same byte range of every block, so MPI_IN_PLACE works:
  * a range is packed before it is overwritten. */
 static int alltoall_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
@@ -335,6 +337,10 @@ static int alltoall_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
     MPI_Count             off     = 0;
     int                   rc      = MPI_SUCCESS;
 
+    if (!inplace && weft_coll_shm_cma_wanted(sh, block)) { /* block matches everywhere */
+        blocks_t b = {a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt};
+        return weft_coll_shm_cma_alltoall(sh, &b, block);
+    }
     /* Posts carry the block size; everyone reads every post, so a size
      * mismatch is seen by all in the first round and all stop after it. */
     do {
