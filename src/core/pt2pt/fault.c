@@ -41,6 +41,12 @@ static int comm_rank_of(const weft_comm_t *comm, int world)
 
 void p2p_fail_lost(weft_request_t *req, int world, int comm_rank)
 {
+    /* A fragmented message it was filling gets no more fragments: forget
+     * it now (a blocking receive's request is on a stack frame that ends
+     * as soon as this returns). */
+    if (world >= 0 && world < p2p.npeers && p2p.peers[world].frag_req == req) {
+        p2p.peers[world].frag_req = NULL;
+    }
     req->failed_peer = world + 1;
     req->failed_rank = comm_rank;
     if (req->kind == WEFT_REQ_RECV && req->status.MPI_SOURCE == MPI_ANY_SOURCE &&
