@@ -370,6 +370,25 @@ def test_driver_run(bindir, tmp_path):
     assert len(json.loads(js.read_text())["records"]) == 7
 
 
+def test_driver_compare_sizeless(bindir, tmp_path):
+    """compare passes -m to the benchmarks that take sizes only: barrier
+    rejects it, and used to fail the whole comparison's barrier rows."""
+    out = tmp_path / "cmp"
+    prefix = os.path.dirname(LIBDIR)
+    if not os.access(os.path.join(prefix, "bin", "mpirun"), os.X_OK):
+        pytest.skip("no Weft install at %s to compare with itself" % prefix)
+    cmd = [sys.executable, DRIVER, "compare", "--a", "weft:" + prefix, "--peer", "weft:" + prefix,
+           "--bin-dir", bindir, "--bench", "barrier,bcast", "-n", "2", "--rounds", "1",
+           "--no-plot", "--out-dir", str(out), "--timeout", str(TIMEOUT), "--", "-m", "1:8"] + TINY
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=4 * TIMEOUT)
+    assert p.returncode == 0, p.stdout + p.stderr
+    md = (out / "compare.md").read_text()
+    assert "failed" not in md, md
+    for bench, rows in (("barrier", 1), ("bcast", 4)):
+        section = md.split("### " + bench + "\n", 1)[1].split("###", 1)[0]
+        assert len(re.findall(r"^\| [0-9-]", section, re.M)) == rows, section
+
+
 def test_driver_list(bindir):
     p = subprocess.run([sys.executable, DRIVER, "list", "--bin-dir", bindir],
                        capture_output=True, text=True, timeout=60)
