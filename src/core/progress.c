@@ -28,6 +28,7 @@ static struct {
     unsigned spin_limit;
     int      shm_up;
     unsigned idle_polls; /* polls that found nothing, for the lost-peer check */
+    int      oversubscribed;
 } progress;
 
 int weft_progress_module_init(void)
@@ -43,7 +44,8 @@ int weft_progress_module_init(void)
     /* Our affinity may be a single core (bound): compare the node's rank count
      * to the machine's CPUs, not to our mask. */
     ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN) > ncpu ? (int)sysconf(_SC_NPROCESSORS_ONLN) : ncpu;
-    if (weft_runtime.pmi.local_size > ncpu && progress.spin_limit > 16) {
+    progress.oversubscribed = weft_runtime.pmi.local_size > ncpu;
+    if (progress.oversubscribed && progress.spin_limit > 16) {
         progress.spin_limit = 16;
     }
     rc = weft_pt2pt_module_init();
@@ -72,6 +74,11 @@ void weft_progress_module_fini(void)
         weft_pt2pt_module_fini();
         progress.shm_up = 0;
     }
+}
+
+int weft_progress_oversubscribed(void)
+{
+    return progress.oversubscribed;
 }
 
 int weft_progress_poll(void)

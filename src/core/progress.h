@@ -16,6 +16,10 @@ int  weft_progress_module_init(void);
 int  weft_progress_module_quiesce(void);
 void weft_progress_module_fini(void);
 
+/* More ranks on this node than it has CPUs (the same on every rank of a
+ * node): a waiting rank often waits for one that is not running. */
+int weft_progress_oversubscribed(void);
+
 /* Poll everything once; returns the number of events handled. */
 int weft_progress_poll(void);
 

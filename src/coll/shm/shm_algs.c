@@ -60,7 +60,7 @@ static int barrier_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
 {
     struct weft_coll_shm *sh = cc->shm;
     if (cc->nodes == 1) {
-        return weft_coll_shm_node_barrier(sh, NULL, NULL, sh->n <= BARRIER_ALL_READ_MAX);
+        return weft_coll_shm_node_barrier(sh, NULL, NULL, sh->barrier_all_read);
     }
     (void)a;
     return weft_coll_shm_node_barrier(sh, cc->leader_comm ? leader_barrier : NULL, cc->leader_comm, 0);

@@ -271,7 +271,8 @@ int weft_coll_shm_setup(weft_comm_t *comm)
         /* CMA between all members: this job's ranks, whose pairs the
          * shm channel probed (not processes of other jobs met by spawn or
          * connect, which may not permit it) */
-        sh->cma_from = weft_p2p_shm_cma_from();
+        sh->barrier_all_read = sh->n <= BARRIER_ALL_READ_MAX && !weft_progress_oversubscribed();
+        sh->cma_from         = weft_p2p_shm_cma_from();
         for (int j = 0; j < node->size; j++) {
             if (node->peer_world[j] >= weft_dev.size) {
                 sh->cma_from = SIZE_MAX;
