@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "io_internal.h"
@@ -488,12 +489,32 @@ static int posix_open(weft_file_t *fh, int first)
     return MPI_SUCCESS;
 }
 
+#define SCRATCH_HUGE ((size_t)2 << 20)
+
 void *weft_io_scratch(weft_file_t *fh, int i, size_t len)
 {
     if (fh->scratch_len[i] < len) {
+        void *p = NULL;
         free(fh->scratch[i]);
-        fh->scratch[i]     = malloc(len);
-        fh->scratch_len[i] = fh->scratch[i] ? len : 0;
+        if (len >= SCRATCH_HUGE) {
+            /* Transparent huge pages where the system gives them on request
+             * (THP "madvise"): the first touch of a 16 MiB buffer takes 8
+             * faults instead of 4096, and every file's first collectives
+             * touch fresh buffers. */
+            len = len > SIZE_MAX - SCRATCH_HUGE ? SIZE_MAX : (len + SCRATCH_HUGE - 1) & ~(SCRATCH_HUGE - 1);
+            if (len == SIZE_MAX || posix_memalign(&p, SCRATCH_HUGE, len) != 0) {
+                p = NULL;
+            }
+#ifdef MADV_HUGEPAGE
+            if (p != NULL) {
+                (void)madvise(p, len, MADV_HUGEPAGE);
+            }
+#endif
+        } else {
+            p = malloc(len);
+        }
+        fh->scratch[i]     = p;
+        fh->scratch_len[i] = p ? len : 0;
     }
     return fh->scratch[i];
 }
