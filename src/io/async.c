@@ -18,7 +18,9 @@
  *
  * The same worker runs the file I/O steps of background collectives
  * (nbcoll.c, twophase.c): weft_io_job_post queues fn(arg), the owner polls
- * weft_io_job_test from the progress engine (no request, no done list).
+ * weft_io_job_test from the progress engine (no request, no done list), or
+ * sleeps in weft_io_job_wait (a blocking two-phase write overlapping its
+ * next round's exchanges with the previous round's write).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -53,6 +55,7 @@ typedef struct io_job io_job_t;
 
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t  q_cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t  job_cond = PTHREAD_COND_INITIALIZER; /* a fn job finished (weft_io_job_wait) */
 static io_job_t       *todo_head, *todo_tail, *done_head;
 static int             ndone; /* read without the lock by the progress hook */
 static int             worker_up, stopping;
@@ -84,6 +87,7 @@ static void *worker_main(void *arg)
             }
             __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE); /* the owner frees it: touch it no more */
             pthread_mutex_lock(&q_lock);
+            pthread_cond_broadcast(&job_cond);
             continue;
         }
         j->rc = weft_io_transfer(j->fh, j->writing, j->pos, j->buf, j->count, j->dt, j->nbytes, &j->status);
@@ -214,6 +218,18 @@ int weft_io_job_test(weft_io_job_t *job, int *rc)
     }
     free(job);
     return 1;
+}
+
+int weft_io_job_wait(weft_io_job_t *job, int *rc)
+{
+    /* done is set before the worker takes q_lock to broadcast: checked
+     * under q_lock, no wakeup is lost */
+    pthread_mutex_lock(&q_lock);
+    while (!__atomic_load_n(&job->done, __ATOMIC_ACQUIRE)) {
+        pthread_cond_wait(&job_cond, &q_lock);
+    }
+    pthread_mutex_unlock(&q_lock);
+    return weft_io_job_test(job, rc);
 }
 
 int weft_io_post(weft_file_t *fh, int writing, MPI_Offset pos, void *buf, MPI_Count count, weft_datatype_t *dt,

@@ -523,6 +523,7 @@ static void file_free(weft_file_t *fh)
 {
     free(fh->scratch[0]);
     free(fh->scratch[1]);
+    free(fh->scratch[2]);
     if (fh->fd >= 0) {
         close(fh->fd);
     }

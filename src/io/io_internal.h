@@ -90,8 +90,8 @@ struct weft_file {
     MPI_Offset         ind_pos;   /* individual file pointer, in etypes */
     int                shared_fd; /* sidecar holding the shared file pointer */
     weft_io_split_t    split;
-    void              *scratch[2];     /* two-phase buffers kept between calls */
-    size_t             scratch_len[2]; /* (no page faults on every collective) */
+    void              *scratch[3];     /* two-phase buffers kept between calls: 0 the */
+    size_t             scratch_len[3]; /* window, 1-2 round data (no page faults on every collective) */
     pthread_mutex_t    lock;      /* individual pointer updates */
     pthread_mutex_t    xfer_lock; /* one transfer at a time (MPI thread vs the I/O worker) */
     int                async_pending; /* queued non-blocking transfers (async.c) */
@@ -134,7 +134,7 @@ int weft_io_pread_all(weft_file_t *fh, void *p, MPI_Offset len, MPI_Offset off, 
 int weft_io_indep(weft_file_t *fh, int writing, const weft_io_seg_t *segs, int nseg,
                   char *data, MPI_Offset *done);
 
-/* Grow-only scratch buffer i of the file (NULL when out of memory). */
+/* Grow-only scratch buffer i (0-2) of the file (NULL when out of memory). */
 void *weft_io_scratch(weft_file_t *fh, int i, size_t len);
 
 /* twophase.c: collective transfer; every rank of fh->comm calls it, with
@@ -194,6 +194,8 @@ int  weft_io_job_post(weft_file_t *fh, int (*fn)(void *), void *arg, weft_io_job
 /* A failed job's reason (recorded on the worker) is recorded again on the
  * calling thread. */
 int  weft_io_job_test(weft_io_job_t *job, int *rc);
+/* The same, sleeping until the job ran (no progress: the worker needs none). */
+int  weft_io_job_wait(weft_io_job_t *job, int *rc);
 
 /* Errors found in the background. weft_io_reason_copy: this thread's
  * recorded reason, copied (NULL when none). weft_io_request_fail fails r

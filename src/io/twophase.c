@@ -21,6 +21,18 @@
  * the background: each exchange is a non-blocking collective on the file's
  * private communicator and each aggregator read/write goes to the I/O worker
  * thread; the progress engine advances it when they complete.
+ *
+ * Writes of more than one round overlap round r's exchanges with round
+ * r-1's aggregator write, in both modes: the aggregator's round data is
+ * double-buffered (scratch slots 1 and 2 by round parity), and the write of
+ * every round but the last goes to the I/O worker (under the file's
+ * xfer_lock, as any file I/O step). It is waited for once round r's data
+ * has arrived, before round r's own write (so the file sees the rounds'
+ * writes in order, one at a time, and round r+1 may reuse its buffer), and
+ * so before the final agreement; every way out waits for it too. A failed
+ * write is seen one round later than without the overlap: later rounds
+ * still exchange, skip their writes, and the final agreement fails on
+ * every rank, as before.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,6 +56,17 @@ typedef struct {
     MPI_Offset at;  /* file offset reached inside it */
 } cursor_t;
 
+typedef struct weft_io_tp tp_t;
+
+/* One aggregator file I/O step: the round's pieces of all senders in rank
+ * order, with their data in buf (writes) or to be filled (reads). */
+typedef struct {
+    tp_t      *t;
+    piece_t   *pieces;
+    MPI_Count  n;
+    char      *buf;
+} agg_t;
+
 /* States of a collective transfer (see weft_io_tp_advance). */
 enum {
     S_START,       /* post the exchange of every rank's range and status */
@@ -56,6 +79,7 @@ enum {
     S_ROUND_AGREED,
     S_PIECES,      /* pieces exchanged */
     S_WDATA,       /* write data at the aggregators */
+    S_WPREV,       /* aggregator's write of the previous round done (overlap) */
     S_WIO,         /* aggregator wrote its window */
     S_RIO,         /* aggregator read its window */
     S_RDATA,       /* read data back at the ranks */
@@ -92,9 +116,12 @@ struct weft_io_tp {
     piece_t         *rpieces;
     char            *rdata;
     MPI_Count        npieces;
+    agg_t            agg;      /* this round's aggregator step, run now */
+    /* overlapped writes: the previous round's write, still on the worker */
+    int              overlap;
+    agg_t            wb;       /* its pieces (owned) and data (a scratch slot) */
+    weft_io_job_t   *wjob;
 };
-
-typedef struct weft_io_tp tp_t;
 
 static weft_datatype_t *byte_t(void)
 {
@@ -206,15 +233,14 @@ static int cmp_piece(const void *a, const void *b)
 }
 
 /* Aggregator side of one round (a file I/O step: runs under the file's
- * xfer_lock, on the I/O worker in the background): the pieces of all
- * senders in rank order, with their data in rdata (writes) or to be filled
- * (reads). */
+ * xfer_lock, on the I/O worker in the background or when overlapped). */
 static int aggregate(void *arg)
 {
-    tp_t      *t = arg;
-    piece_t   *pieces = t->rpieces;
-    MPI_Count  n = t->npieces;
-    char      *buf = t->rdata;
+    agg_t     *a = arg;
+    tp_t      *t = a->t;
+    piece_t   *pieces = a->pieces;
+    MPI_Count  n = a->n;
+    char      *buf = a->buf;
     MPI_Offset lo = INT64_MAX, hi = -1, covered = 0, reach, got;
     char      *span;
     piece_t   *sorted;
@@ -345,13 +371,75 @@ static int x_counts(tp_t *t)
 }
 
 /* A file I/O step: its result lands in t->job_rc. */
-static int io_step(tp_t *t, int (*fn)(void *))
+static int io_step(tp_t *t, int (*fn)(void *), void *arg)
 {
     if (!t->bg) {
-        t->job_rc = weft_io_locked(t->fh, fn, t);
+        t->job_rc = weft_io_locked(t->fh, fn, arg);
         return MPI_SUCCESS;
     }
-    return weft_io_job_post(t->fh, fn, t, &t->job);
+    return weft_io_job_post(t->fh, fn, arg, &t->job);
+}
+
+/* This round's aggregator step, on this round's buffers. */
+static int agg_step(tp_t *t)
+{
+    t->agg = (agg_t){.t = t, .pieces = t->rpieces, .n = t->npieces, .buf = t->rdata};
+    return io_step(t, aggregate, &t->agg);
+}
+
+/* The previous round's write is done (rc): its status and its pieces. */
+static void wb_done(tp_t *t, int rc)
+{
+    if (t->io_rc == MPI_SUCCESS) {
+        t->io_rc = rc;
+    }
+    free(t->wb.pieces);
+    t->wb.pieces = NULL;
+}
+
+/* Wait here for the previous round's write, if any (rare paths only: the
+ * state machine waits in weft_io_tp_advance). */
+static void wb_wait(tp_t *t)
+{
+    int rc;
+
+    if (t->wjob != NULL) {
+        weft_io_job_wait(t->wjob, &rc);
+        t->wjob = NULL;
+        wb_done(t, rc);
+    }
+}
+
+/* Leaving early: the previous round's write must end before its buffers go
+ * (its status no longer matters: the call fails). */
+static void wb_drain(tp_t *t)
+{
+    wb_wait(t);
+    free(t->wb.pieces);
+    t->wb.pieces = NULL;
+}
+
+/* Round r's data is at the aggregator and round r-1's write done: write
+ * the window now, or (overlap, not the last round) hand it to the worker
+ * and go on with round r+1's exchanges. */
+static int write_round(tp_t *t)
+{
+    t->state  = S_WIO;
+    t->job_rc = t->io_rc;
+    if (t->io_rc != MPI_SUCCESS || t->npieces == 0) {
+        return MPI_SUCCESS;
+    }
+    if (t->overlap && t->r + 1 < t->rounds) {
+        t->wb      = (agg_t){.t = t, .pieces = t->rpieces, .n = t->npieces, .buf = t->rdata};
+        t->rpieces = NULL; /* the write owns them now */
+        if (weft_io_job_post(t->fh, aggregate, &t->wb, &t->wjob) != MPI_SUCCESS) {
+            t->wjob = NULL; /* no worker: write it here */
+            wb_done(t, weft_io_locked(t->fh, aggregate, &t->wb));
+            t->job_rc = t->io_rc;
+        }
+        return MPI_SUCCESS;
+    }
+    return agg_step(t);
 }
 
 /* ---- the steps ------------------------------------------------------------------ */
@@ -430,8 +518,16 @@ static void round_buffers(tp_t *t)
         nbytes += t->cnt_recv[2 * s + 1];
     }
     if (t->round_local == MPI_SUCCESS) {
+        /* overlap: slot 1 or 2 by round parity (the other may be being written) */
         t->rpieces = malloc((t->npieces ? t->npieces : 1) * sizeof(piece_t));
-        t->rdata   = weft_io_scratch(t->fh, 1, nbytes ? (size_t)nbytes : 1);
+        t->rdata   = weft_io_scratch(t->fh, t->overlap ? 1 + (t->r & 1) : 1, nbytes ? (size_t)nbytes : 1);
+        if (t->rdata == NULL && t->overlap) {
+            /* no memory for a second buffer: no more overlap (the one in
+             * use is free once the previous round's write is done) */
+            wb_wait(t);
+            t->overlap = 0;
+            t->rdata   = weft_io_scratch(t->fh, 1, nbytes ? (size_t)nbytes : 1);
+        }
         if (!t->rpieces || !t->rdata) {
             t->round_local = weft_error(MPI_ERR_NO_MEM, "cannot allocate %lld bytes for collective I/O",
                                         (long long)nbytes);
@@ -478,6 +574,8 @@ static void free_state(tp_t *t)
     free(t->cur);
     free(t->my_pieces);
     free(t->rpieces);
+    free(t->wb.pieces);
+    t->wb.pieces = NULL;
     t->all = NULL;
     t->agg_rank = NULL;
     t->cnt_send = t->cnt_recv = t->mc_s = t->mc_r = t->dc_s = t->dc_r = NULL;
@@ -506,6 +604,7 @@ static MPI_Offset read_done(weft_file_t *fh, const weft_io_seg_t *segs, int nseg
 
 static void finish(tp_t *t, int rc)
 {
+    wb_drain(t);
     free_state(t);
     t->rc    = rc;
     t->state = S_FINISHED;
@@ -552,7 +651,7 @@ static int info_step(tp_t *t)
     if (mode == 0 || (mode == 2 && !interleaved && !noncontig) || size == 1) {
         /* Independent is as good: each rank has one contiguous run of its own. */
         t->state = S_INDEP_IO;
-        return io_step(t, independent);
+        return io_step(t, independent, t);
     }
     t->cb = t->fh->hints.cb_buffer_size;
     unit  = t->fh->hints.striping_unit > 0                               ? t->fh->hints.striping_unit
@@ -615,12 +714,13 @@ static void step(tp_t *t)
             domain(t, a, &ds, &de);
             t->cur[a].idx = first_seg_after(t->segs, t->nseg, ds);
         }
-        t->rounds = (int)((t->dsize + t->cb - 1) / t->cb);
-        t->r      = 0;
-        t->state  = S_ROUND;
+        t->rounds  = (int)((t->dsize + t->cb - 1) / t->cb);
+        t->r       = 0;
+        t->overlap = t->writing && t->rounds > 1 && t->my_agg >= 0;
+        t->state   = S_ROUND;
         return;
     case S_ROUND:
-        if (t->r == t->rounds) {
+        if (t->r == t->rounds) { /* (the last round's write was not overlapped: all done) */
             t->agree_in = t->io_rc;
             t->state    = S_FINAL;
             rc          = x_agree(t);
@@ -658,15 +758,22 @@ static void step(tp_t *t)
         t->state  = S_RIO;
         t->job_rc = t->io_rc;
         if (t->io_rc == MPI_SUCCESS && t->npieces > 0) {
-            rc = io_step(t, aggregate);
+            rc = agg_step(t);
         }
         break;
     case S_WDATA:
-        t->state  = S_WIO;
-        t->job_rc = t->io_rc;
-        if (t->io_rc == MPI_SUCCESS && t->npieces > 0) {
-            rc = io_step(t, aggregate);
+        if (t->wjob != NULL) {
+            /* the previous round's write first (advance waits for t->job) */
+            t->job   = t->wjob;
+            t->wjob  = NULL;
+            t->state = S_WPREV;
+            return;
         }
+        rc = write_round(t);
+        break;
+    case S_WPREV:
+        wb_done(t, t->job_rc);
+        rc = write_round(t);
         break;
     case S_RIO:
         t->io_rc = t->job_rc;
@@ -712,7 +819,9 @@ int weft_io_tp_advance(weft_io_tp_t *t)
             }
         }
         if (t->job != NULL) {
-            if (!weft_io_job_test(t->job, &t->job_rc)) {
+            if (!t->bg) {
+                weft_io_job_wait(t->job, &t->job_rc); /* an overlapped write (blocking call) */
+            } else if (!weft_io_job_test(t->job, &t->job_rc)) {
                 return 0;
             }
             t->job = NULL;
@@ -769,6 +878,7 @@ int weft_io_tp_result(weft_io_tp_t *t, MPI_Offset *done)
 
 void weft_io_tp_free(weft_io_tp_t *t)
 {
+    wb_drain(t);
     free_state(t);
     free(t);
 }
