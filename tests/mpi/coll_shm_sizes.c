@@ -60,7 +60,7 @@ static long diff_sum(const int *b, long n, int call)
 
 int main(int argc, char **argv)
 {
-    static const long points[] = {4096, 8192, 16384, 65536, 131072, 262144, 524288, 1048576};
+    static const long points[] = {4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576};
     long              maxbytes = argc > 1 ? atol(argv[1]) : 1048576 + 4;
     long              maxn     = maxbytes / 4 + 1;
     int              *a, *b, *big, *nbin, *nbout;
