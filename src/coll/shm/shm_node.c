@@ -30,14 +30,30 @@ int weft_coll_shm_node_barrier(struct weft_coll_shm *sh, int (*inter)(void *), v
         weft_coll_shm_wait_all(sh->arrive, 1, sh->n, sh->me, b);
         return MPI_SUCCESS;
     }
+    /* The release line says how the leader's part ended (words 0 and 1:
+     * the inter-node phase's error class, the lost member's process + 1),
+     * so the others fail with it instead of passing a barrier that did not
+     * complete. The leader releases even then: the others would otherwise
+     * wait for it until they noticed the loss themselves, if ever. */
     if (sh->me == 0) {
         weft_coll_shm_wait_all(sh->arrive, 1, sh->n, 0, b);
-        if (inter) {
+        if (inter && !sh->broken) {
             rc = inter(arg);
         }
+        sh->release->word[0] = rc == MPI_SUCCESS ? 0 : (uint64_t)weft_error_class_of(rc);
+        sh->release->word[1] = sh->broken ? (uint64_t)sh->lost_world + 1 : 0;
         publish(sh->release, b);
     } else {
         weft_coll_shm_wait_ge(sh->release, b);
+        if (!sh->broken && (sh->release->seq & SEQ_ROUND_MASK) >= b) {
+            uint64_t cls = sh->release->word[0], lost = sh->release->word[1];
+            if (lost != 0) {
+                sh->broken     = 1;
+                sh->lost_world = (int)(lost - 1);
+            } else if (cls != 0) {
+                rc = weft_error((int)cls, "a barrier: the node leader's part across nodes failed");
+            }
+        }
     }
     return rc;
 }
