@@ -240,7 +240,7 @@ static void default_hints(weft_file_t *fh)
     h->ind_rd_buffer_size = (MPI_Count)weft_tunables.IO_DS_BUFFER_SIZE;
     h->ind_wr_buffer_size = (MPI_Count)weft_tunables.IO_DS_BUFFER_SIZE;
     if (h->cb_buffer_size <= 0) {
-        h->cb_buffer_size = 16 << 20;
+        h->cb_buffer_size = 2 << 20;
     }
     if (h->cb_nodes > fh->comm->size) {
         h->cb_nodes = fh->comm->size;
