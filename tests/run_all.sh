@@ -7,7 +7,8 @@
 # Stages: release build + ctest + pytest (launcher, tools, MPI programs,
 # benchmarks smoke, conformance); then an AddressSanitizer/UBSan build running
 # the unit tests and the MPI programs; then a ThreadSanitizer build running
-# the threaded tests. WEFT_TEST_QUICK=1 skips the sanitizer stages.
+# the threaded tests and the MPI-IO tests that use its I/O worker thread.
+# WEFT_TEST_QUICK=1 skips the sanitizer stages.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -81,7 +82,7 @@ if [ "${WEFT_TEST_QUICK:-0}" != 1 ]; then
         unset ASAN_OPTIONS UBSAN_OPTIONS
     fi
 
-    stage "ThreadSanitizer build: threaded tests"
+    stage "ThreadSanitizer build: threaded tests, MPI-IO worker tests"
     cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=thread \
         -DCMAKE_INSTALL_PREFIX="$ROOT/install-tsan" >/dev/null &&
         ninja -C build-tsan install >/dev/null
@@ -90,7 +91,7 @@ if [ "${WEFT_TEST_QUICK:-0}" != 1 ]; then
     if [ $rc -eq 0 ]; then
         TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
             WEFT_PREFIX="$ROOT/install-tsan" WEFT_BUILD="$ROOT/build-tsan" \
-            $PY -m pytest -q -p no:cacheprovider --timeout 900 tests/mpi -k "thread"
+            $PY -m pytest -q -p no:cacheprovider --timeout 900 tests/mpi -k "thread or io_async or io_nbcoll or bgerr"
         record tsan-mpi $?
     fi
 

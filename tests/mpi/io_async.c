@@ -123,12 +123,17 @@ static void blocked_transfer(const char *path, unsigned char *buf, unsigned char
     }
     CHECK_OK(MPI_File_iread_at(fh, 0, back, BIG, MPI_BYTE, &req));
     stays_pending(&req, 0.2, "MPI_File_iread_at");
+#ifndef __SANITIZE_THREAD__
+    /* A peek at the buffer of a pending read: ThreadSanitizer cannot see
+     * that the worker's pread waits for the child's file lock, so it would
+     * report the peek as a race with that pread. */
     for (int i = 0; i < BIG; i++) {
         if (back[i] != 0) {
             CHECK(0, "read buffer written before the read could take its lock (byte %d)", i);
             break;
         }
     }
+#endif
     release_child(pid, rel);
     CHECK_OK(MPI_Wait(&req, &st));
     MPI_Get_count(&st, MPI_BYTE, &count);

@@ -116,7 +116,7 @@ static int cma_probe(void)
  * lands on the first few thousand small messages a job sends: np 2 bw at
  * 256 B measured 1.0 GB/s with 1 MiB rings in a short run against 2.2 warm.
  * A thread allocates this rank's outgoing rings at once instead, beside the
- * job's start, and ends (joined at fini). */
+ * job's start, and ends (fini waits for it). */
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
@@ -145,6 +145,7 @@ static void *prefault_rings(void *arg)
         }
     }
     free(j);
+    __atomic_store_n(&shm.prefault_done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -155,8 +156,21 @@ static void prefault_start(char *rings, size_t stride)
     if (j == NULL) {
         return;
     }
-    *j              = (prefault_job_t){rings, stride, shm.n, shm.me};
-    shm.prefaulting = pthread_create(&shm.prefault, NULL, prefault_rings, j) == 0;
+    pthread_t      t;
+    pthread_attr_t attr;
+
+    *j                = (prefault_job_t){rings, stride, shm.n, shm.me};
+    shm.prefault_done = 0;
+    /* Detached: nobody needs its result, only to know it is done before the
+     * rings go (fini); a joinable thread still unjoined when the
+     * application forks counts as leaked in the child (ThreadSanitizer
+     * reports it there). */
+    shm.prefaulting = pthread_attr_init(&attr) == 0;
+    if (shm.prefaulting) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        shm.prefaulting = pthread_create(&t, &attr, prefault_rings, j) == 0;
+        pthread_attr_destroy(&attr);
+    }
     if (!shm.prefaulting) {
         free(j);
     }
@@ -315,10 +329,10 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
 
 void weft_shm_fini(void)
 {
-    if (shm.prefaulting) {
-        pthread_join(shm.prefault, NULL);
-        shm.prefaulting = 0;
+    while (shm.prefaulting && !__atomic_load_n(&shm.prefault_done, __ATOMIC_ACQUIRE)) {
+        usleep(100); /* it maps a few MiB at init: done long before, nearly always */
     }
+    shm.prefaulting = 0;
     if (shm.base != NULL) {
         munmap(shm.base, shm.bytes);
         shm.base = NULL;

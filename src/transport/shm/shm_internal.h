@@ -150,8 +150,8 @@ typedef struct {
     char                  bell_name[96]; /* abstract socket name prefix (fd sleeps) */
     int                   bell_in;       /* our wake socket, made at the first fd sleep */
     int                   bell_out;      /* for waking a peer asleep on its socket */
-    pthread_t             prefault;      /* maps this rank's outgoing rings in (see shm.c) */
-    int                   prefaulting;   /* prefault was started: join it at fini */
+    int                   prefaulting;   /* the ring prefault thread was started (see shm.c) */
+    int                   prefault_done; /* ... and is done with the rings (atomic) */
 } shm_state_t;
 
 /* The module's state (shm.c), shared by its files. */
