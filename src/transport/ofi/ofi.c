@@ -124,6 +124,7 @@ static void pin_interface(void)
     if (name[0] != '\0' && strcmp(name, "lo") != 0) {
         setenv("FI_TCP_IFACE", name, 0);
         setenv("FI_SOCKETS_IFACE", name, 0);
+        setenv("FI_NET_IFACE", name, 0); /* libfabric 1.17-1.18's native-RDM TCP provider */
     }
 }
 

@@ -122,6 +122,7 @@ typedef struct {
     time_t              last_keepalive;
     int                 up;
     int                 wait_fd;             /* the CQ's wait fd, -1: none */
+    int                 wait_fd_stuck;       /* sleeps in a row it was readable with nothing pending */
 } ofi_state_t;
 
 

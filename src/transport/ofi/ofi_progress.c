@@ -6,6 +6,7 @@
  */
 #include "transport/ofi/ofi_internal.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 
 #include "util/log.h"
 #include "util/tunables.h"
+
+#define WAIT_FD_STUCK_MAX 64
 
 /* ---- progress ---------------------------------------------------------- */
 
@@ -245,6 +248,26 @@ int ofi_wait_ready(void)
     if (weft_ofi.queue_head != NULL) {
         return 0; /* queued sends go out from progress, not from a wakeup */
     }
-    return fi_trywait(weft_ofi.fabric, fids, 1) == FI_SUCCESS;
+    if (fi_trywait(weft_ofi.fabric, fids, 1) != FI_SUCCESS) {
+        return 0;
+    }
+    /* Nothing is pending, so the fd should not be readable (but for an
+     * arrival since). A provider whose fd stays readable anyway turns every
+     * sleep into a spin: libfabric 1.17's net provider did (100% CPU in
+     * blocking waits). After WAIT_FD_STUCK_MAX such sleeps in a row its fd
+     * is dropped, and core naps on the futex as for providers without one. */
+    struct pollfd p = {.fd = weft_ofi.wait_fd, .events = POLLIN};
+    if (poll(&p, 1, 0) != 1) {
+        weft_ofi.wait_fd_stuck = 0;
+        return 1;
+    }
+    if (++weft_ofi.wait_fd_stuck >= WAIT_FD_STUCK_MAX) {
+        weft_log_warn("netmod: provider %s: its wait fd stays readable with no completion pending; "
+                      "blocking waits nap (2 ms) instead of sleeping on it",
+                      weft_ofi.info->fabric_attr->prov_name);
+        weft_ofi.wait_fd = -1;
+        return 0;
+    }
+    return 1;
 }
 
