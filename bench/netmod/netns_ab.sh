@@ -4,16 +4,19 @@
 # each, tcp;ofi_rxm), one weft-bench benchmark, rounds interleaved (order
 # reversed every other round, so load drifts hit every variant alike).
 # As root, from the repository:
-#   bench/netmod/netns_ab.sh BENCH SIZES ROUNDS LABEL=INSTALL[:K=V,K=V] ...
-# e.g.
+#   bench/netmod/netns_ab.sh BENCH SIZES ROUNDS LABEL=INSTALL[:K=V,K=V]|mpich ...
+# mpich: pip MPICH 5.0.2 (UCX over TCP) on the same binary, as in
+# netns_compare.sh (after `weft-bench compare --peer mpich` once). e.g.
 #   bench/netmod/netns_ab.sh latency 32768:65536 6 frag=install \
 #       rndv=install:WEFT_NET_FRAG_MAX=0 main=/work/main/install > ab.txt
+#   bench/netmod/netns_ab.sh latency 0:1048576 3 rxm=install net=install:WEFT_OFI_PROVIDER=net mpich
 #   bench/netmod/ab_summary.py ab.txt      (min and median per variant)
 # Namespaces nmh1/nmh2 (NS_TAG=nm, 10.77.31.x), apart from netns_compare.sh's.
 set -e
 NS=tests/netmod/netns_hosts.sh
 export NS_TAG=nm NS_NET=31 PER_HOST=1
-[ $# -ge 4 ] || { sed -n 2,13p "$0"; exit 2; }
+M=${WEFT_BENCH_CACHE:-$HOME/.cache/weft-bench}/venv-mpich
+[ $# -ge 4 ] || { sed -n 2,16p "$0"; exit 2; }
 b=$1; m=$2; rounds=$3; shift 3
 $NS down >/dev/null 2>&1 || true
 $NS up 2
@@ -25,6 +28,12 @@ while [ "$r" -le "$rounds" ]; do
         list=$(echo "$list" | tr ' ' '\n' | tac | tr '\n' ' ')
     fi
     for spec in $list; do
+        if [ "$spec" = mpich ]; then
+            echo "### mpich $b round $r"
+            MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self UCX_NET_DEVICES=eth0 LD_LIBRARY_PATH=$M/lib \
+                "$M/bin/mpiexec" -bind-to core -n 2 $NS exec install/libexec/weft-bench/$b -m "$m" | grep -v '^#'
+            continue
+        fi
         label=${spec%%=*}; rest=${spec#*=}; inst=${rest%%:*}; envs=""
         case "$rest" in *:*) envs=$(echo "${rest#*:}" | tr ',' ' ') ;; esac
         echo "### $label $b round $r"
