@@ -97,7 +97,7 @@ static void measure_here(weft_shm_costs_t *costs)
     pid_t         child;
 
     memset(costs, 0, sizeof(*costs));
-    weft_hw_cpu(&cpu);
+    weft_hw_cpu_id(&cpu);
     memcpy(costs->cpu_vendor, cpu.vendor, sizeof(costs->cpu_vendor) - 1);
     costs->cpu_family = cpu.family;
     costs->cpu_model  = cpu.model;

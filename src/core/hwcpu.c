@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <hwloc.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "util/hwloc_init.h"
 
@@ -72,4 +75,34 @@ int weft_hw_cpu(weft_hw_cpu_t *cpu)
     cpu->l2_bytes = first_cache(topo, HWLOC_OBJ_L2CACHE);
     cpu->l3_bytes = first_cache(topo, HWLOC_OBJ_L3CACHE);
     return 0;
+}
+
+int weft_hw_cpu_id(weft_hw_cpu_t *cpu)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d, max_ext;
+
+    if (__get_cpuid(0, &a, &b, &c, &d) && a >= 1) {
+        memset(cpu, 0, sizeof(*cpu));
+        memcpy(cpu->vendor, &b, 4);
+        memcpy(cpu->vendor + 4, &d, 4);
+        memcpy(cpu->vendor + 8, &c, 4);
+        __get_cpuid(1, &a, &b, &c, &d);
+        /* as Linux shows them in /proc/cpuinfo, where hwloc reads them */
+        cpu->family = (int)((a >> 8) & 0xf);
+        cpu->model  = (int)((a >> 4) & 0xf);
+        if (cpu->family == 0xf) {
+            cpu->family += (int)((a >> 20) & 0xff);
+        }
+        if (cpu->family >= 6) {
+            cpu->model += (int)((a >> 16) & 0xf) << 4;
+        }
+        max_ext = __get_cpuid_max(0x80000000u, NULL);
+        if (max_ext >= 0x80000006u && __get_cpuid(0x80000006u, &a, &b, &c, &d)) {
+            cpu->l2_bytes = (size_t)(c >> 16) << 10; /* KiB per core */
+        }
+        return 0;
+    }
+#endif
+    return weft_hw_cpu(cpu);
 }

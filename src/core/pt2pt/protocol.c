@@ -658,13 +658,9 @@ int weft_pt2pt_module_init(void)
     cfg.pipe_slots      = (int)weft_tunables.SMP_SEND_BUF_COUNT;
     cfg.use_cma         = weft_tunables.SMP_USE_CMA;
     cfg.wake_on_send    = weft_tunables.WAIT_POLICY == 3; /* blocking */
+    cfg.time_xcopy      = !weft_progress_oversubscribed();
     cfg.cma_extra_ns    = weft_tunables.SMP_CMA_EXTRA_COST;
-    cfg.node_facts      = NULL;
-    weft_shm_costs_t facts;
-    if (pmi->local_rank == 0 && pmi->local_size >= 2) { /* it measures for the node */
-        p2p_shm_node_facts(&facts);
-        cfg.node_facts = &facts;
-    }
+    cfg.node_facts      = p2p_shm_node_facts; /* local rank 0 measures for the node */
     if (weft_shm_init(pmi, weft_runtime.jobid, &cfg, weft_am_handlers) != 0) {
         return weft_error(MPI_ERR_OTHER, "shared-memory channel setup failed");
     }

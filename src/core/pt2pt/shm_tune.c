@@ -28,7 +28,7 @@ void p2p_shm_node_facts(weft_shm_costs_t *facts)
     weft_hw_cpu_t cpu;
 
     memset(facts, 0, sizeof(*facts));
-    weft_hw_cpu(&cpu); /* unknown fields stay unknown */
+    weft_hw_cpu_id(&cpu); /* unknown fields stay unknown */
     memcpy(facts->cpu_vendor, cpu.vendor, sizeof(facts->cpu_vendor) - 1); /* GenuineIntel fits */
     facts->cpu_family = cpu.family;
     facts->cpu_model  = cpu.model;

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -98,9 +99,8 @@ static void wake_peer(int peer)
     }
 }
 
-static int cma_probe(void)
+static int cma_probe(int peer)
 {
-    int          peer = (shm.me + 1) % shm.n;
     uint64_t     value = 0;
     struct iovec l = {&value, sizeof(value)};
     struct iovec r = {(void *)(uintptr_t)shm.ctl[peer].probe_addr, sizeof(value)};
@@ -176,11 +176,175 @@ static void prefault_start(char *rings, size_t stride)
     }
 }
 
-/* Local rank 0: costs of reading local rank 1's probe area (shm_cost.c). */
-static void measure_costs(int cma_ok, long cma_extra_ns)
+/* ---- start-up without a job-wide barrier ---------------------------------
+ *
+ * A rank waits at init only for what it uses: local rank 0's segment, and
+ * the costs local rank 0 measures with local rank 1. It does not wait for
+ * the other local ranks: on a node with more ranks than cores they are
+ * started one after another, and a barrier made every MPI_Init last until
+ * the last one ran (2 ms at 2 ranks, 13-18 ms at 16 on 2 cores). Nothing
+ * needs them there: rings and doorbells start zeroed (an empty ring), a
+ * message sent to a rank not yet attached waits in its ring, a sleeping
+ * flag that is not set yet wakes nobody, and peer watching learns a pid
+ * once it is written (weft_shm_peer_pid). */
+
+/* Sleep while *word == old: these waits are for another process's start-up,
+ * which on an oversubscribed node needs our CPU. */
+static void wait_word_change(uint32_t *word, uint32_t old)
 {
-    weft_shm_measure_costs(shm.ctl[1].pid, (const void *)(uintptr_t)shm.ctl[1].probe_area,
-                           cost_probe_area, cma_ok, cma_extra_ns, &costs);
+    for (int spins = 0; __atomic_load_n(word, __ATOMIC_ACQUIRE) == old; spins++) {
+        if (spins < 4) { /* yielding keeps us runnable, beside the rank we wait for */
+            sched_yield();
+            continue;
+        }
+        /* Woken by wake_word; the timeout only bounds a missed wake-up. */
+        struct timespec ts = {0, 1000000};
+        futex_op(word, FUTEX_WAIT, old, &ts);
+    }
+}
+
+static void wake_word(uint32_t *word, uint32_t value)
+{
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+    futex_op(word, FUTEX_WAKE, INT32_MAX, NULL);
+}
+
+/* The inode the segment's name refers to now; 0 when there is none. */
+static ino_t segment_inode(const char *name)
+{
+    struct stat st;
+    int         fd = shm_open(name, O_RDONLY, 0600);
+    ino_t       ino = 0;
+
+    if (fd >= 0) {
+        ino = fstat(fd, &st) == 0 ? st.st_ino : 0;
+        close(fd);
+    }
+    return ino;
+}
+
+/* Local ranks other than 0: map the segment local rank 0 created, once it
+ * has published itself there (it may not have started yet). A segment
+ * with our name from a killed job (the same job id again: launchers make
+ * ids unique, so only in theory) is told apart by its creator being gone,
+ * or by the name coming to refer to another file, which our rank 0 makes
+ * when it replaces it. Returns the mapping or MAP_FAILED (message printed). */
+static void *map_segment(const char *name)
+{
+    struct stat st;
+
+    for (long nap_ns = 10000;; nap_ns = nap_ns < 200000 ? nap_ns * 2 : nap_ns) {
+        struct timespec nap = {0, nap_ns};
+        int             fd  = shm_open(name, O_RDWR, 0600);
+        if (fd < 0) {
+            if (errno != ENOENT) {
+                weft_log_error("cannot open shared memory segment %s: %s", name, strerror(errno));
+                return MAP_FAILED;
+            }
+            nanosleep(&nap, NULL);
+            continue;
+        }
+        if (fstat(fd, &st) != 0 || (size_t)st.st_size < shm.bytes) {
+            close(fd); /* created, not yet sized */
+            nanosleep(&nap, NULL);
+            continue;
+        }
+        void *base = mmap(NULL, shm.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (base == MAP_FAILED) {
+            weft_log_error("cannot map shared memory segment %s (%zu bytes): %s", name,
+                           shm.bytes, strerror(errno));
+            return MAP_FAILED;
+        }
+        shm_rank_ctl_t *creator = base;
+        int             stale   = 0;
+        for (unsigned waits = 0; !stale && !__atomic_load_n(&creator->attached, __ATOMIC_ACQUIRE);
+             waits++) {
+            struct timespec ms = {0, 1000000}; /* woken by rank 0's wake_word */
+            futex_op(&creator->attached, FUTEX_WAIT, 0, &ms);
+            stale = (waits & 63) == 63 && segment_inode(name) != st.st_ino;
+        }
+        int32_t pid = __atomic_load_n(&creator->pid, __ATOMIC_ACQUIRE);
+        if (!stale && kill(pid, 0) != 0 && errno == ESRCH) {
+            while (segment_inode(name) == st.st_ino) { /* until rank 0 replaces it */
+                nanosleep(&nap, NULL);
+            }
+            stale = 1;
+        }
+        if (!stale) {
+            return base;
+        }
+        munmap(base, shm.bytes);
+    }
+}
+
+/* Publish this rank in the segment, agree on CMA and read the node's costs.
+ * Local rank 0 measures them with a partner: the first other rank to attach
+ * (on a loaded node, local rank 1 may start well after others). The two
+ * probe CMA on each other; every other rank checks that it can read rank 0
+ * too. */
+static int attach(const char *name, const weft_shm_config_t *config, weft_shm_xcopy_area_t *xcopy)
+{
+    shm_rank_ctl_t *node = &shm.ctl[0];
+    shm_rank_ctl_t *mine = &shm.ctl[shm.me];
+    uint32_t        none = 0, state;
+
+    cma_probe_word   = 0x5765667400000000ull | (uint32_t)getpid();
+    mine->probe_addr = (uint64_t)(uintptr_t)&cma_probe_word;
+    mine->probe_area = (uint64_t)(uintptr_t)cost_probe_area;
+    __atomic_store_n(&mine->pid, (int32_t)getpid(), __ATOMIC_RELEASE);
+    if (shm.me != 0) { /* rank 0 has published itself (map_segment) */
+        mine->cma_ok = config->use_cma && cma_probe(0);
+    }
+    wake_word(&mine->attached, 1);
+    if (__atomic_add_fetch(&node->attach_count, 1, __ATOMIC_ACQ_REL) == (uint32_t)shm.n) {
+        shm_unlink(name); /* everyone has it mapped: a crash now leaves nothing behind */
+    }
+    if (shm.n < 2) { /* only bridges to other jobs' processes: see weft_dev_dyn_cma */
+        costs   = (weft_shm_costs_t){0};
+        shm.cma = config->use_cma && cma_probe(0);
+        return 0;
+    }
+    if (shm.me == 0) {
+        weft_shm_costs_t measured = {0};
+        if (config->node_facts != NULL) {
+            config->node_facts(&measured);
+        }
+        wait_word_change(&node->partner, 0); /* the first other rank to attach */
+        int partner  = (int)__atomic_load_n(&node->partner, __ATOMIC_ACQUIRE);
+        mine->cma_ok = config->use_cma && cma_probe(partner);
+        int cma      = mine->cma_ok && shm.ctl[partner].cma_ok;
+        weft_shm_measure_costs(shm.ctl[partner].pid,
+                               (const void *)(uintptr_t)shm.ctl[partner].probe_area,
+                               cost_probe_area, cma, config->cma_extra_ns, &measured);
+        measured.xcopy_ns = config->time_xcopy ? weft_shm_xcopy_lead(xcopy) : 0;
+        node->costs       = measured;
+        wake_word(&node->costs_ready, 1u + (uint32_t)cma);
+    } else if (__atomic_compare_exchange_n(&node->partner, &none, (uint32_t)shm.me, 0,
+                                           __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        futex_op(&node->partner, FUTEX_WAKE, INT32_MAX, NULL);
+        if (config->time_xcopy) {
+            weft_shm_xcopy_follow(xcopy); /* rank 0 times copies of what this rank writes */
+        }
+    }
+    wait_word_change(&node->costs_ready, 0);
+    state = __atomic_load_n(&node->costs_ready, __ATOMIC_ACQUIRE);
+    shm.cma = state == 2;
+    costs   = node->costs;
+    if (!shm.cma) {
+        costs.cma_ns = costs.cma_page_ns = 0;
+    } else if (!mine->cma_ok) {
+        /* Rank 0 and its partner chose CMA for the node and may be using it. */
+        weft_log_error(config->use_cma
+                           ? "CMA (process_vm_readv) works between local rank 0 and local rank "
+                             "%d but not from local rank %d: set WEFT_SMP_USE_CMA=0 for the "
+                             "whole job"
+                           : "WEFT_SMP_USE_CMA=0 on local rank %2$d but not on local ranks 0 "
+                             "and %1$d: set it for the whole job",
+                       (int)node->partner, shm.me);
+        return -1;
+    }
+    return 0;
 }
 
 int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_config_t *config,
@@ -245,22 +409,14 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
                            shm.bytes, strerror(errno));
             return -1;
         }
-    }
-    if (weft_pmi_fence() != 0) {
-        return -1;
-    }
-    if (shm.me != 0) {
-        fd = shm_open(name, O_RDWR, 0600);
-        if (fd < 0) {
-            weft_log_error("cannot open shared memory segment %s: %s", name, strerror(errno));
+        shm.base = mmap(NULL, shm.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (shm.base == MAP_FAILED) {
+            weft_log_error("cannot map shared memory segment %s (%zu bytes): %s", name,
+                           shm.bytes, strerror(errno));
             return -1;
         }
-    }
-    shm.base = mmap(NULL, shm.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (shm.base == MAP_FAILED) {
-        weft_log_error("cannot map shared memory segment %s (%zu bytes): %s", name, shm.bytes,
-                       strerror(errno));
+    } else if ((shm.base = map_segment(name)) == MAP_FAILED) {
         return -1;
     }
     snprintf(shm.bell_name, sizeof(shm.bell_name), "%.80s-bell", name + 1);
@@ -287,38 +443,8 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
         shm.in[p].coop   = (shm_coop_t *)((char *)shm.base + off_coop +
                                           coop_stride * ((size_t)p * shm.n + shm.me));
     }
-    cma_probe_word             = 0x5765667400000000ull | (uint32_t)getpid();
-    shm.ctl[shm.me].pid        = (int32_t)getpid();
-    shm.ctl[shm.me].probe_addr = (uint64_t)(uintptr_t)&cma_probe_word;
-    shm.ctl[shm.me].probe_area = (uint64_t)(uintptr_t)cost_probe_area;
-    if (weft_pmi_fence() != 0) {
+    if (attach(name, config, (weft_shm_xcopy_area_t *)((char *)shm.base + off_xcopy)) != 0) {
         return -1;
-    }
-    if (shm.me == 0) {
-        shm_unlink(name); /* everyone has it mapped: a crash now leaves nothing behind */
-    }
-    shm.ctl[shm.me].cma_ok = config->use_cma && cma_probe();
-    if (shm.me == 1) { /* local rank 0 times copies of what this rank writes */
-        weft_shm_xcopy_follow((weft_shm_xcopy_area_t *)((char *)shm.base + off_xcopy));
-    }
-    if (shm.me == 0 && shm.n >= 2) {
-        if (config->node_facts != NULL) {
-            memcpy(&costs, config->node_facts, sizeof(costs));
-        }
-        measure_costs(shm.ctl[0].cma_ok, config->cma_extra_ns);
-        costs.xcopy_ns   = weft_shm_xcopy_lead((weft_shm_xcopy_area_t *)((char *)shm.base + off_xcopy));
-        shm.ctl[0].costs = costs;
-    }
-    if (weft_pmi_fence() != 0) {
-        return -1;
-    }
-    shm.cma = config->use_cma;
-    for (int p = 0; p < shm.n; p++) {
-        shm.cma = shm.cma && shm.ctl[p].cma_ok;
-    }
-    costs = shm.n >= 2 ? shm.ctl[0].costs : (weft_shm_costs_t){0};
-    if (!shm.cma) { /* some pair cannot use CMA: nobody does */
-        costs.cma_ns = costs.cma_page_ns = 0;
     }
     if (shm.n >= 2) { /* after the cost probe, which it would disturb */
         prefault_start((char *)shm.base + off_rings + ring_stride * (size_t)shm.me * (size_t)shm.n,

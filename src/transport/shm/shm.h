@@ -32,21 +32,28 @@
  * sender. */
 typedef weft_am_t weft_shm_msg_t;
 
+struct weft_shm_costs;
+
 typedef struct {
     size_t ring_bytes;      /* per ordered pair */
     size_t pipe_slot_bytes; /* 2-copy pipeline slot size */
     int    pipe_slots;      /* slots per ordered pair */
     int    use_cma;         /* wanted; the init probe may still refuse */
     int    wake_on_send;    /* blocking wait policy: senders wake sleepers */
+    int    time_xcopy;      /* time a lone message's copies (xcopy_ns): only when every
+                             * local rank has a CPU; sharing one, the two processes of
+                             * the timing take turns and it measures the scheduler */
     long   cma_extra_ns;    /* testing: added to the measured CMA cost */
-    const void *node_facts; /* local rank 0: weft_shm_costs_t with the cpu fields filled */
+    /* Local rank 0: fills the cpu fields of the costs (called while the
+     * other ranks start, before the measurement); NULL: unknown. */
+    void (*node_facts)(struct weft_shm_costs *facts);
 } weft_shm_config_t;
 
 /* Mechanism costs measured once per job by local rank 0 at init, with the
  * CPU it describes (its config->node_facts), read by every local rank from
  * the segment so all ranks derive the same thresholds. Zero when nothing
  * was measured (fewer than 2 local ranks; cma_ns also without CMA). */
-typedef struct {
+typedef struct weft_shm_costs {
     uint64_t probe_bytes; /* bytes moved by each measured operation */
     uint64_t cma_ns;      /* one process_vm_readv of probe_bytes (+ cma_extra_ns) */
     uint64_t cma_page_ns; /* one of a quarter of probe_bytes (+ cma_extra_ns) */
@@ -62,8 +69,10 @@ typedef struct {
     int32_t  cpu_model;
 } weft_shm_costs_t;
 
-/* Create/map the node segment (collective over the job through PMI fences),
- * probe CMA, unlink the segment. Returns 0 or -1 (message printed). */
+/* Create (local rank 0) or map the node segment, probe CMA and read the
+ * node's costs. Waits for local ranks 0 and 1 only, never for the whole
+ * node or job (see attach in shm.c); the last rank to map the segment
+ * unlinks its name. Returns 0 or -1 (message printed). */
 int  weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid,
                    const weft_shm_config_t *config, const weft_am_handler_fn_t *handlers);
 void weft_shm_fini(void);

@@ -46,7 +46,11 @@ typedef struct {
     uint64_t probe_addr;
     uint64_t probe_area;  /* WEFT_SHM_COST_PROBE_BYTES rank 0 reads to time CMA */
     weft_shm_costs_t costs; /* local rank 0's measurement (only its own is read) */
-    char     pad[128 - 32 - sizeof(weft_shm_costs_t)];
+    uint32_t attached;    /* pid, probe fields and cma_ok are written (release) */
+    /* Written in local rank 0's block only (the node's start-up state): */
+    uint32_t attach_count; /* ranks that mapped the segment: the last unlinks its name */
+    uint32_t partner;      /* the local rank that helps rank 0 measure (first to claim) */
+    uint32_t costs_ready;  /* 0 until costs are final; then 1 + CMA on for the node */
 } shm_rank_ctl_t;
 
 _Static_assert(sizeof(shm_rank_ctl_t) == 128, "rank control block size");
