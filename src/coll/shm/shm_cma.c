@@ -195,7 +195,7 @@ static int coop_read(struct weft_coll_shm *sh, uint64_t r, const cma_offer_t *o,
     line_t  *l = post_line(sh, sh->me, r);
     uint64_t n = whole ? coop_nchunks(o->total) : 0;
 
-    weft_coll_shm_round_reuse(sh, r);
+    weft_coll_shm_round_reuse(sh, r, 1);
     l->word[COOP_DST]              = (uint64_t)(uintptr_t)dst;
     l->word[COOP_PID]              = (uint64_t)getpid();
     l->word[COOP_CHUNKS]           = n;
@@ -215,7 +215,7 @@ int weft_coll_shm_cma_bcast_root(struct weft_coll_shm *sh, const void *buf, MPI_
 {
     uint64_t r = round_begin(sh);
 
-    weft_coll_shm_round_reuse(sh, r);
+    weft_coll_shm_round_reuse(sh, r, 1);
     cma_offer(&ready_pkt(sh, r)[0], r, (const char *)buf + dt->true_lb, total, 0);
     if ((uint64_t)total >= COOP_MIN) {
         coop_help_readers(sh, r, (const char *)buf + dt->true_lb, 0, (uint64_t)total);
@@ -245,7 +245,7 @@ int weft_coll_shm_cma_scatter_root(struct weft_coll_shm *sh, const blocks_t *b, 
         stride = (MPI_Aint)block;
     }
     uint64_t r = round_begin(sh);
-    weft_coll_shm_round_reuse(sh, r);
+    weft_coll_shm_round_reuse(sh, r, 1);
     cma_offer(&ready_pkt(sh, r)[0], r, base, block, stride);
     if ((uint64_t)block >= COOP_MIN) {
         coop_help_readers(sh, r, base, stride, (uint64_t)block);
@@ -268,7 +268,7 @@ int weft_coll_shm_cma_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Co
     int         coop = !all && (uint64_t)block >= COOP_MIN; /* block matches everywhere */
     MPI_Count   offered = block;
 
-    weft_coll_shm_round_reuse(sh, r);
+    weft_coll_shm_round_reuse(sh, r, 1);
     if (!want || all) {
         line_t *l = post_line(sh, me, r);
         src       = cma_source(b->sbuf, b->scount, b->sdt, block, &tmp);
@@ -351,7 +351,7 @@ int weft_coll_shm_cma_alltoall(struct weft_coll_shm *sh, const blocks_t *b, MPI_
     void       *tmp     = NULL;
     uint64_t    r       = round_begin(sh);
 
-    weft_coll_shm_round_reuse(sh, r);
+    weft_coll_shm_round_reuse(sh, r, 1);
     if (!b->sdt->is_contig) {
         if ((size_t)block > SIZE_MAX / (size_t)n || (tmp = malloc((size_t)block * (size_t)n)) == NULL) {
             /* offer nothing: the others report a mismatch and everyone leaves */

@@ -114,7 +114,7 @@ int weft_coll_shm_node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count coun
         size_t         len;
         int            lines;
         if (sh->me == lroot) {
-            weft_coll_shm_round_reuse(sh, r);
+            weft_coll_shm_round_reuse(sh, r, total - off > (MPI_Count)PKT_MAX);
             len   = weft_coll_shm_bcast_round_write(sh, r, buf, count, dt, off, &last);
             lines = len <= PKT_MAX ? (int)((len + INLINE_BYTES - 1) / INLINE_BYTES) : 0;
             if (total <= PREFETCH_MAX && buffer_free(sh, r + 1)) { /* same root next time? */
@@ -181,17 +181,17 @@ int weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void
     if (total <= REDUCE_ALL_MAX) {
         uint64_t r = round_begin(sh);
         int      j;
-        weft_coll_shm_round_reuse(sh, r);
+        weft_coll_shm_round_reuse(sh, r, total > INLINE_BYTES);
         memcpy(contrib(sh, me, r, total), (const char *)mydata + tlb, total);
         publish(post_line(sh, me, r), seq_make(r, (MPI_Count)total, 1));
         if (buffer_free(sh, r + 1)) {
             weft_prefetch_for_write(post_line(sh, me, r + 1), sizeof(line_t));
-            if (total > INLINE_BYTES) {
+            if (total > INLINE_BYTES && slot_free(sh, r + 1)) {
                 weft_prefetch_for_write(contrib(sh, me, r + 1, total), total);
             }
         }
         if (want) {
-            weft_coll_shm_wait_all(sh->post + r % NBUF, NBUF, n, me, r);
+            weft_coll_shm_wait_all(sh->post + r % (uint64_t)sh->nbuf, NBUF, n, me, r);
             if ((j = weft_coll_shm_posted_size_differs(sh, r, (MPI_Count)total)) >= 0) {
                 round_end(sh, r);
                 return weft_coll_shm_size_mismatch("a reduction", (MPI_Count)total, j, sh, r);
@@ -220,10 +220,10 @@ int weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void
         MPI_Count      poff, pcnt;
         unsigned char *acc;
 
-        weft_coll_shm_round_reuse(sh, r);
+        weft_coll_shm_round_reuse(sh, r, 1);
         memcpy(contrib(sh, me, r, len), (const char *)mydata + tlb + at, len);
         publish(post_line(sh, me, r), seq_make(r, (MPI_Count)total, 0));
-        weft_coll_shm_wait_all(sh->post + r % NBUF, NBUF, n, me, r);
+        weft_coll_shm_wait_all(sh->post + r % (uint64_t)sh->nbuf, NBUF, n, me, r);
         acc = contrib(sh, n - 1, r, len);
         weft_coll_block(cnt, n, me, &poff, &pcnt);
         if (first == 0) {
@@ -279,7 +279,7 @@ int weft_coll_shm_node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_C
         size_t   len = (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
         uint64_t r   = round_begin(sh);
         if (!want || all) {
-            weft_coll_shm_round_reuse(sh, r);
+            weft_coll_shm_round_reuse(sh, r, len > INLINE_BYTES);
             weft_dt_pack(b->sdt, b->scount, b->sbuf, off, contrib(sh, me, r, len), (MPI_Count)len);
             publish(post_line(sh, me, r), seq_make(r, block, 0));
         }
@@ -335,7 +335,7 @@ int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_
         if (me == lroot) {
             size_t len = (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
             last       = off + (MPI_Count)len >= block;
-            weft_coll_shm_round_reuse(sh, r);
+            weft_coll_shm_round_reuse(sh, r, !(n == 2 && block <= (MPI_Count)INLINE_BYTES));
             if (n == 2 && block <= (MPI_Count)INLINE_BYTES) { /* in the flag's own line */
                 weft_dt_pack(b->sdt, b->scount, (const char *)b->sbuf + (1 - me) * sstride, 0,
                              pkt[0].data, block);

@@ -18,10 +18,10 @@
 #include "core/runtime.h"
 #include "transport/shm/shm_coll.h"
 
-static size_t region_bytes(int n)
+static size_t region_bytes(int n, int nslot)
 {
     size_t lines = (size_t)n * (3 + NBUF) + 1 + (size_t)NBUF * PKT_LINES;
-    return lines * sizeof(line_t) + (size_t)(n + 1) * NBUF * SLOT_BYTES;
+    return lines * sizeof(line_t) + (size_t)(n + 1) * (size_t)nslot * SLOT_BYTES;
 }
 
 static void region_carve(struct weft_coll_shm *sh)
@@ -35,7 +35,7 @@ static void region_carve(struct weft_coll_shm *sh)
     sh->done    = sh->reduced + n;
     sh->ready   = sh->done + n;
     sh->slots   = (char *)(sh->ready + NBUF * PKT_LINES);
-    sh->result  = sh->slots + (size_t)n * NBUF * SLOT_BYTES;
+    sh->result  = sh->slots + (size_t)n * (size_t)sh->nslot * SLOT_BYTES;
 }
 
 /* The region of the blocking shared-memory call this thread is running
@@ -126,7 +126,7 @@ void weft_coll_shm_prefault_more(struct weft_coll_shm *sh, int result, size_t by
 {
     size_t *mapped = result ? &sh->result_mapped : &sh->slots_mapped;
     char   *area   = result ? sh->result : sh->slots;
-    int     bufs   = result ? NBUF : sh->n * NBUF;
+    int     bufs   = result ? sh->nslot : sh->n * sh->nslot;
 
     if (area == NULL) {
         return;
@@ -137,24 +137,23 @@ void weft_coll_shm_prefault_more(struct weft_coll_shm *sh, int result, size_t by
     *mapped = bytes;
 }
 
-/* Before writing into round r's buffers. */
-void weft_coll_shm_round_reuse(struct weft_coll_shm *sh, uint64_t r)
+void weft_coll_shm_round_reuse(struct weft_coll_shm *sh, uint64_t r, int slots)
 {
-    if (buffer_free(sh, r)) {
+    if (slots ? slot_free(sh, r) : buffer_free(sh, r)) {
         return;
     }
-    weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r - NBUF);
+    weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r - (uint64_t)(slots ? sh->nslot : sh->nbuf));
     done_floor_update(sh, r);
 }
 
 /* weft_coll_shm_round_reuse without waiting: 1 when round r's buffers are free. */
-int weft_coll_shm_round_reuse_try(struct weft_coll_shm *sh, uint64_t r)
+int weft_coll_shm_round_reuse_try(struct weft_coll_shm *sh, uint64_t r, int slots)
 {
-    if (buffer_free(sh, r)) {
+    if (slots ? slot_free(sh, r) : buffer_free(sh, r)) {
         return 1;
     }
     for (int j = 0; j < sh->n; j++) {
-        if (j != sh->me && (load(&sh->done[j]) & SEQ_ROUND_MASK) < r - NBUF) {
+        if (j != sh->me && (load(&sh->done[j]) & SEQ_ROUND_MASK) < r - (uint64_t)(slots ? sh->nslot : sh->nbuf)) {
             return 0;
         }
     }
@@ -162,7 +161,8 @@ int weft_coll_shm_round_reuse_try(struct weft_coll_shm *sh, uint64_t r)
     return 1;
 }
 
-/* Every rank finished round r - NBUF: remember how far all of them got. */
+/* Every rank finished the round reuse waited for: remember how far all of
+ * them got. */
 static void done_floor_update(struct weft_coll_shm *sh, uint64_t r)
 {
     uint64_t floor = r - 1; /* mine: I am past round r - 1 */
@@ -267,7 +267,11 @@ int weft_coll_shm_setup(weft_comm_t *comm)
         sh->node  = node;
         sh->n     = node->size;
         sh->me    = node->rank;
-        sh->bytes = region_bytes(sh->n);
+        /* deep rounds where ranks share CPUs (see NBUF); the same on every
+         * rank of the node, as the layout must be */
+        sh->nbuf  = weft_progress_oversubscribed() ? NBUF : 8;
+        sh->nslot = weft_progress_oversubscribed() ? slot_depth(sh->n) : 8;
+        sh->bytes = region_bytes(sh->n, sh->nslot);
         /* CMA between all members: this job's ranks, whose pairs the
          * shm channel probed (not processes of other jobs met by spawn or
          * connect, which may not permit it) */

@@ -131,7 +131,7 @@ static int bcast_poll(void *state, int first, int *rc)
         }
         r = op->r;
         if (sh->me == op->lroot) {
-            if (!weft_coll_shm_round_reuse_try(sh, r)) {
+            if (!weft_coll_shm_round_reuse_try(sh, r, 1)) {
                 return 0;
             }
             len = weft_coll_shm_bcast_round_write(sh, r, op->buf, op->count, op->dt, op->off, &op->last);
@@ -222,7 +222,7 @@ static int reduce_poll(void *state, int first, int *rc)
         }
         r = o->r;
         if (o->phase == 0) {
-            if (!weft_coll_shm_round_reuse_try(sh, r)) {
+            if (!weft_coll_shm_round_reuse_try(sh, r, 1)) {
                 return 0;
             }
             memcpy(contrib(sh, me, r, small ? total : len), (const char *)o->mydata + tlb + at,
@@ -231,7 +231,7 @@ static int reduce_poll(void *state, int first, int *rc)
             o->phase = 1;
         }
         if (o->phase == 1) {
-            if ((want || !small) && !all_in(sh, sh->post + r % NBUF, NBUF, r)) {
+            if ((want || !small) && !all_in(sh, sh->post + r % (uint64_t)sh->nbuf, NBUF, r)) {
                 return 0;
             }
             if (o->first == 0 && (want || !small)) {
@@ -342,7 +342,7 @@ static int gather_poll(void *state, int first, int *rc)
         r = o->h.r;
         if (o->h.phase == 0) {
             if (!want || all) {
-                if (!weft_coll_shm_round_reuse_try(sh, r)) {
+                if (!weft_coll_shm_round_reuse_try(sh, r, 1)) {
                     return 0;
                 }
                 weft_dt_pack(b->sdt, b->scount, b->sbuf, off, contrib(sh, me, r, len),
@@ -352,7 +352,7 @@ static int gather_poll(void *state, int first, int *rc)
             o->h.phase = 1;
         }
         if (want) {
-            if (!all_in(sh, sh->post + r % NBUF, NBUF, r)) {
+            if (!all_in(sh, sh->post + r % (uint64_t)sh->nbuf, NBUF, r)) {
                 return 0;
             }
             for (int j = 0; j < n; j++) {
@@ -406,7 +406,7 @@ static int scatter_poll(void *state, int first, int *rc)
         pkt = ready_pkt(sh, r);
         if (me == lroot) {
             size_t len = (size_t)(o->block - off < SLOT_BYTES ? o->block - off : SLOT_BYTES);
-            if (!weft_coll_shm_round_reuse_try(sh, r)) {
+            if (!weft_coll_shm_round_reuse_try(sh, r, 1)) {
                 return 0;
             }
             o->h.last = off + (MPI_Count)len >= o->block;
