@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 #include <mpi.h>
 
 #include "core/comm.h"
@@ -270,6 +271,17 @@ int weft_coll_widen_displs(const int *in, int n, MPI_Aint **out);
 /* ---- helpers -------------------------------------------------------------- */
 
 extern weft_datatype_t *weft_coll_byte; /* MPI_BYTE */
+
+/* n ranks of one node share its CPUs (more ranks than online CPUs). From
+ * the communicator's own count, not this process's job (whose node share
+ * can differ between the jobs a communicator joins after spawn or
+ * connect): every member decides alike, as region layouts and algorithm
+ * choices must. */
+static inline int weft_coll_node_oversubscribed(int n)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 && n > cpus;
+}
 
 static inline int weft_coll_pof2_floor(int n)
 {

@@ -34,13 +34,13 @@
  *                              bytes spread over lines that each carry their
  *                              own counter (readers fetch them all at once),
  *                              else line 0 flags a chunk in result[]
- *   slots[n][nslot][SLOT_BYTES] contributions larger than a line (large
+ *   slots[n][NSLOT][SLOT_BYTES] contributions larger than a line (large
  *                              reductions combine in place in the last
  *                              rank's slot, each rank its 1/n piece)
- *   result[nslot][SLOT_BYTES]  broadcast chunks larger than a packet
+ *   result[NSLOT][SLOT_BYTES]  broadcast chunks larger than a packet
  * Every data movement is cut into rounds of at most SLOT_BYTES; round r
- * uses lines r % nbuf and slots r % nslot, and a rank writes into them only
- * once every rank finished round r - nbuf (lines) or r - nslot (slots), so
+ * uses lines r % nbuf and slots r % NSLOT, and a rank writes into them only
+ * once every rank finished round r - nbuf (lines) or r - NSLOT (slots), so
  * the writer of the next chunk never
  * waits for the readers of the current one (and, knowing how far everyone
  * got, checks again only every few rounds). All counters only grow, and
@@ -59,26 +59,27 @@
 /* Rounds in flight (sh->nbuf, at most NBUF): a writer re-reads the other
  * ranks' done counters (a cache miss each) only every few rounds, not
  * before every small message, and a root runs up to nbuf calls ahead of
- * its readers. On a node with more ranks than CPUs that depth is what
- * back-to-back small collectives get per context switch, so such a node
- * takes NBUF (np 4 on 2 cores, medians of 3-5 alternating runs: bcast
- * 4-512 B 0.65-0.79 us with 8 rounds, 0.32-0.41 with 32; reduce 0.92-1.04
- * against 0.43-0.63; gather 0.78-1.09 against 0.45-0.58; scatter 1.03-1.31
- * against 0.47-0.57). With a CPU per rank, 8 (np 2 pinned, OSU-style:
- * gather 32 B-4 KiB 0.18-0.62 us with 8, 0.24-0.82 with 16 or 32; scatter
- * 512 B-2 KiB likewise). Lines are cheap; the SLOT_BYTES buffers of larger
- * rounds are not (n + 1 of them per round), so those cycle through
- * sh->nslot sets, on an oversubscribed node as many as fit SLOT_BUDGET (32
- * up to 7 ranks, 16 up to 15, else 8), else 8: round r's slots are written
- * once every rank finished round r - nslot. */
+ * its readers. On a node with more of the region's ranks than CPUs that
+ * depth is what back-to-back small collectives get per context switch, so
+ * such a node takes NBUF (np 4 on 2 cores, medians of 3-5 alternating
+ * runs: bcast 4-448 B 0.58-0.75 us with 8 rounds, 0.25-0.34 with 32;
+ * reduce 4-32 B 0.92 against 0.43; gather 4-32 B 1.03-1.23 against
+ * 0.53-0.59). With a CPU per rank, 8 (np 2 pinned, OSU-style: gather 32 B-
+ * 4 KiB 0.18-0.62 us with 8, 0.24-0.82 with 16 or 32). Only lines go
+ * deeper: the NSLOT sets of SLOT_BYTES buffers of larger rounds stay at 8
+ * (32 sets made np 4 OSU-style gather 4-16 KiB 10.8-14.8 us against
+ * 1.9-3.4: n + 1 sets of 16 KiB per round no longer stay in cache), so a
+ * round's lines are rewritten once every rank finished round r - nbuf,
+ * its slots round r - NSLOT. */
 #define NBUF         32
+#define NSLOT        8
 #define SLOT_BYTES   (16u * 1024u)
-#define SLOT_BUDGET  (4u << 20)
 #define INLINE_BYTES 56u
 /* Up to this many ranks every rank of a one-node barrier reads everyone's
  * counter (one line transfer of latency); above it, a leader collects and
- * releases (two transfers, but no n^2 cache traffic). On an oversubscribed
- * node the leader form always: local rank 0 leaves first, so a rooted
+ * releases (two transfers, but no n^2 cache traffic). With more of the
+ * region's ranks than CPUs (weft_coll_node_oversubscribed) the leader
+ * form always: local rank 0 leaves first, so a rooted
  * collective after a barrier (rank 0 the usual root) finds its root
  * running instead of waiting for it to be scheduled again; with all-read,
  * the last to arrive leaves first and the root, which arrived first, is
@@ -113,7 +114,6 @@ struct weft_coll_shm {
     uint64_t     round, bar;
     uint64_t     done_floor; /* every rank finished at least this round */
     int          nbuf;       /* rounds in flight (lines): 8 or NBUF, see NBUF */
-    int          nslot;      /* sets of slot buffers: 8 or slot_depth(n) */
     size_t       cma_from;   /* bcasts from this size on go by CMA (SIZE_MAX: never) */
     int          barrier_all_read; /* one-node barrier: everyone reads everyone (else a leader) */
     void        *base;
@@ -176,16 +176,6 @@ static inline uint64_t round_begin(struct weft_coll_shm *sh)
     return ++sh->round;
 }
 
-/* Sets of slot buffers for a node of n ranks (see NBUF). */
-static inline int slot_depth(int n)
-{
-    int depth = 32;
-    while (depth > 8 && (size_t)(n + 1) * (size_t)depth * SLOT_BYTES > SLOT_BUDGET) {
-        depth /= 2;
-    }
-    return depth;
-}
-
 /* Are round r's buffers free as far as we know (every rank finished round
  * r - nbuf)? Also what makes prefetching them for our next write harmless. */
 static inline int buffer_free(const struct weft_coll_shm *sh, uint64_t r)
@@ -196,7 +186,7 @@ static inline int buffer_free(const struct weft_coll_shm *sh, uint64_t r)
 /* The same for round r's SLOT_BYTES buffers (slots, result). */
 static inline int slot_free(const struct weft_coll_shm *sh, uint64_t r)
 {
-    return r <= (uint64_t)sh->nslot || sh->done_floor >= r - (uint64_t)sh->nslot;
+    return r <= NSLOT || sh->done_floor >= r - NSLOT;
 }
 
 static inline void round_end(struct weft_coll_shm *sh, uint64_t r)
@@ -215,8 +205,7 @@ static inline unsigned char *contrib(struct weft_coll_shm *sh, int j, uint64_t r
     if (len <= INLINE_BYTES) {
         return post_line(sh, j, r)->data;
     }
-    return (unsigned char *)sh->slots +
-           ((size_t)j * (size_t)sh->nslot + r % (uint64_t)sh->nslot) * SLOT_BYTES;
+    return (unsigned char *)sh->slots + ((size_t)j * NSLOT + r % NSLOT) * SLOT_BYTES;
 }
 
 static inline line_t *ready_pkt(struct weft_coll_shm *sh, uint64_t r)
@@ -257,7 +246,7 @@ static inline void pkt_line_unpack(const line_t *l, const weft_datatype_t *dt, M
 
 static inline unsigned char *bcast_data(struct weft_coll_shm *sh, uint64_t r)
 {
-    return (unsigned char *)sh->result + (r % (uint64_t)sh->nslot) * SLOT_BYTES;
+    return (unsigned char *)sh->result + (r % NSLOT) * SLOT_BYTES;
 }
 
 /* The blocks of a gather / allgather / scatter node phase. */
@@ -298,7 +287,7 @@ void weft_coll_shm_wait_all(const line_t *lines, size_t stride, int n, int skip,
 /* Before writing into round r's buffers: wait until they are free; the _try
  * form does not wait (1: free). */
 /* Before writing into round r's buffers: its lines, and its SLOT_BYTES
- * buffers too when slots (the stricter nslot rule, see NBUF). */
+ * buffers too when slots (the stricter NSLOT rule, see NBUF). */
 void weft_coll_shm_round_reuse(struct weft_coll_shm *sh, uint64_t r, int slots);
 int  weft_coll_shm_round_reuse_try(struct weft_coll_shm *sh, uint64_t r, int slots);
 /* After every post of round r is in: the first local rank whose posted size

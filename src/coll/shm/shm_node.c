@@ -306,9 +306,12 @@ int weft_coll_shm_node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_C
 }
 
 /* One node: lroot packs round r's piece of rank j's block into rank j's
- * slot (up to SLOT_BYTES per rank and round; on a two-rank node a block of
- * up to INLINE_BYTES goes into the flag's line itself, one cache line for
- * the reader to fetch) and flags the round on the ready line; every other rank copies its piece out of its own slot, all in
+ * slot (up to SLOT_BYTES per rank and round; a block of up to INLINE_BYTES
+ * goes into a line instead: on a two-rank node the flag's line itself, one
+ * cache line for the reader to fetch, else rank j's post line of round r,
+ * which nobody else uses in a scatter round, and lines cycle deeper than
+ * slots on an oversubscribed node, see NBUF) and flags the round on the
+ * ready line; every other rank copies its piece out of its own slot, all in
  * parallel. The root decides the rounds (its block size rides on the ready
  * line, with the last-round bit), so a rank whose block size disagrees still
  * follows every round and reports the mismatch. */
@@ -335,16 +338,17 @@ int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_
         if (me == lroot) {
             size_t len = (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
             last       = off + (MPI_Count)len >= block;
-            weft_coll_shm_round_reuse(sh, r, !(n == 2 && block <= (MPI_Count)INLINE_BYTES));
-            if (n == 2 && block <= (MPI_Count)INLINE_BYTES) { /* in the flag's own line */
+            int small = block <= (MPI_Count)INLINE_BYTES; /* one round, in lines */
+            weft_coll_shm_round_reuse(sh, r, !small);
+            if (n == 2 && small) { /* in the flag's own line */
                 weft_dt_pack(b->sdt, b->scount, (const char *)b->sbuf + (1 - me) * sstride, 0,
                              pkt[0].data, block);
             }
-            for (int j = 0; j < n && len > 0 && !(n == 2 && block <= (MPI_Count)INLINE_BYTES);
-                 j++) {
+            for (int j = 0; j < n && len > 0 && !(n == 2 && small); j++) {
                 if (j != me) {
                     weft_dt_pack(b->sdt, b->scount, (const char *)b->sbuf + j * sstride, off,
-                                 contrib(sh, j, r, SLOT_BYTES), (MPI_Count)len);
+                                 small ? post_line(sh, j, r)->data : contrib(sh, j, r, SLOT_BYTES),
+                                 (MPI_Count)len);
                 }
             }
             publish(&pkt[0], seq_make(r, block, last));
@@ -369,12 +373,16 @@ int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_
              * this round holds for us and fits our buffer */
             len  = last ? (block - off) : SLOT_BYTES;
             mine = block - off < len ? block - off : len;
-            /* a two-rank node's block of up to a line rides in the flag's
-             * line (the root's size says so: one round, off 0) */
-            int inl = n == 2 && off == 0 && last && rooth <= (MPI_Count)INLINE_BYTES;
+            /* a block of up to a line rides in a line (the root's size says
+             * so: one round, off 0): the flag's on a two-rank node, else our
+             * post line of the round */
+            int inl = off == 0 && last && rooth <= (MPI_Count)INLINE_BYTES;
             if (rc == MPI_SUCCESS && mine > 0) {
                 weft_dt_unpack(b->rdt, b->rcount, b->rbuf, off,
-                               inl ? pkt[0].data : contrib(sh, me, r, SLOT_BYTES), mine);
+                               !inl     ? contrib(sh, me, r, SLOT_BYTES)
+                               : n == 2 ? pkt[0].data
+                                        : post_line(sh, me, r)->data,
+                               mine);
             }
         }
         off += SLOT_BYTES;

@@ -18,10 +18,10 @@
 #include "core/runtime.h"
 #include "transport/shm/shm_coll.h"
 
-static size_t region_bytes(int n, int nslot)
+static size_t region_bytes(int n)
 {
     size_t lines = (size_t)n * (3 + NBUF) + 1 + (size_t)NBUF * PKT_LINES;
-    return lines * sizeof(line_t) + (size_t)(n + 1) * (size_t)nslot * SLOT_BYTES;
+    return lines * sizeof(line_t) + (size_t)(n + 1) * NSLOT * SLOT_BYTES;
 }
 
 static void region_carve(struct weft_coll_shm *sh)
@@ -35,7 +35,7 @@ static void region_carve(struct weft_coll_shm *sh)
     sh->done    = sh->reduced + n;
     sh->ready   = sh->done + n;
     sh->slots   = (char *)(sh->ready + NBUF * PKT_LINES);
-    sh->result  = sh->slots + (size_t)n * (size_t)sh->nslot * SLOT_BYTES;
+    sh->result  = sh->slots + (size_t)n * NSLOT * SLOT_BYTES;
 }
 
 /* The region of the blocking shared-memory call this thread is running
@@ -126,7 +126,7 @@ void weft_coll_shm_prefault_more(struct weft_coll_shm *sh, int result, size_t by
 {
     size_t *mapped = result ? &sh->result_mapped : &sh->slots_mapped;
     char   *area   = result ? sh->result : sh->slots;
-    int     bufs   = result ? sh->nslot : sh->n * sh->nslot;
+    int     bufs   = result ? NSLOT : sh->n * NSLOT;
 
     if (area == NULL) {
         return;
@@ -142,7 +142,7 @@ void weft_coll_shm_round_reuse(struct weft_coll_shm *sh, uint64_t r, int slots)
     if (slots ? slot_free(sh, r) : buffer_free(sh, r)) {
         return;
     }
-    weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r - (uint64_t)(slots ? sh->nslot : sh->nbuf));
+    weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r - (uint64_t)(slots ? NSLOT : sh->nbuf));
     done_floor_update(sh, r);
 }
 
@@ -153,7 +153,7 @@ int weft_coll_shm_round_reuse_try(struct weft_coll_shm *sh, uint64_t r, int slot
         return 1;
     }
     for (int j = 0; j < sh->n; j++) {
-        if (j != sh->me && (load(&sh->done[j]) & SEQ_ROUND_MASK) < r - (uint64_t)(slots ? sh->nslot : sh->nbuf)) {
+        if (j != sh->me && (load(&sh->done[j]) & SEQ_ROUND_MASK) < r - (uint64_t)(slots ? NSLOT : sh->nbuf)) {
             return 0;
         }
     }
@@ -268,14 +268,14 @@ int weft_coll_shm_setup(weft_comm_t *comm)
         sh->n     = node->size;
         sh->me    = node->rank;
         /* deep rounds where ranks share CPUs (see NBUF); the same on every
-         * rank of the node, as the layout must be */
-        sh->nbuf  = weft_progress_oversubscribed() ? NBUF : 8;
-        sh->nslot = weft_progress_oversubscribed() ? slot_depth(sh->n) : 8;
-        sh->bytes = region_bytes(sh->n, sh->nslot);
+         * member, as the layout must be */
+        int shared = weft_coll_node_oversubscribed(sh->n);
+        sh->nbuf   = shared ? NBUF : 8;
+        sh->bytes  = region_bytes(sh->n);
         /* CMA between all members: this job's ranks, whose pairs the
          * shm channel probed (not processes of other jobs met by spawn or
          * connect, which may not permit it) */
-        sh->barrier_all_read = sh->n <= BARRIER_ALL_READ_MAX && !weft_progress_oversubscribed();
+        sh->barrier_all_read = sh->n <= BARRIER_ALL_READ_MAX && !shared;
         sh->cma_from         = weft_p2p_shm_cma_from();
         for (int j = 0; j < node->size; j++) {
             if (node->peer_world[j] >= weft_dev.size) {
