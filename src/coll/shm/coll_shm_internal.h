@@ -61,10 +61,10 @@
  * before every small message, and a root runs up to nbuf calls ahead of
  * its readers. On a node with more of the region's ranks than CPUs that
  * depth is what back-to-back small collectives get per context switch, so
- * such a node takes NBUF (np 4 on 2 cores, medians of 3-5 alternating
- * runs: bcast 4-448 B 0.58-0.75 us with 8 rounds, 0.25-0.34 with 32;
- * reduce 4-32 B 0.92 against 0.43; gather 4-32 B 1.03-1.23 against
- * 0.53-0.59). With a CPU per rank, 8 (np 2 pinned, OSU-style: gather 32 B-
+ * such a node takes NBUF (np 4 on 2 cores, back to back, medians of 4
+ * alternating runs: bcast 4-256 B 0.62-0.77 us with 8 rounds, 0.36-0.43
+ * with 32; reduce 4-32 B 0.66-0.76 against 0.31-0.35; gather 4-32 B
+ * 0.91-0.94 against 0.37-0.44). With a CPU per rank, 8 (np 2 pinned, OSU-style: gather 32 B-
  * 4 KiB 0.18-0.62 us with 8, 0.24-0.82 with 16 or 32). Only lines go
  * deeper: the NSLOT sets of SLOT_BYTES buffers of larger rounds stay at 8
  * (32 sets made np 4 OSU-style gather 4-16 KiB 10.8-14.8 us against
