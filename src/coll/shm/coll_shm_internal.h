@@ -64,8 +64,9 @@
  * such a node takes NBUF (np 4 on 2 cores, back to back, medians of 4
  * alternating runs: bcast 4-256 B 0.62-0.77 us with 8 rounds, 0.36-0.43
  * with 32; reduce 4-32 B 0.66-0.76 against 0.31-0.35; gather 4-32 B
- * 0.91-0.94 against 0.37-0.44). With a CPU per rank, 8 (np 2 pinned, OSU-style: gather 32 B-
- * 4 KiB 0.18-0.62 us with 8, 0.24-0.82 with 16 or 32). Only lines go
+ * 0.91-0.94 against 0.37-0.44). With a CPU per rank, 8 (np 2 pinned,
+ * OSU-style: gather 32 B-4 KiB 0.18-0.62 us with 8, 0.24-0.82 with 16 or
+ * 32). Only lines go
  * deeper: the NSLOT sets of SLOT_BYTES buffers of larger rounds stay at 8
  * (32 sets made np 4 OSU-style gather 4-16 KiB 10.8-14.8 us against
  * 1.9-3.4: n + 1 sets of 16 KiB per round no longer stay in cache), so a
@@ -113,7 +114,7 @@ struct weft_coll_shm {
     int          n, me;
     uint64_t     round, bar;
     uint64_t     done_floor; /* every rank finished at least this round */
-    int          nbuf;       /* rounds in flight (lines): 8 or NBUF, see NBUF */
+    uint64_t     nbuf;       /* rounds in flight (lines): 8 or NBUF, see NBUF */
     size_t       cma_from;   /* bcasts from this size on go by CMA (SIZE_MAX: never) */
     int          barrier_all_read; /* one-node barrier: everyone reads everyone (else a leader) */
     void        *base;
@@ -176,17 +177,24 @@ static inline uint64_t round_begin(struct weft_coll_shm *sh)
     return ++sh->round;
 }
 
+/* Every rank finished round r - depth as far as we know (the cached floor). */
+static inline int weft_coll_shm_round_free(const struct weft_coll_shm *sh, uint64_t r,
+                                           uint64_t depth)
+{
+    return r <= depth || sh->done_floor >= r - depth;
+}
+
 /* Are round r's buffers free as far as we know (every rank finished round
  * r - nbuf)? Also what makes prefetching them for our next write harmless. */
 static inline int buffer_free(const struct weft_coll_shm *sh, uint64_t r)
 {
-    return r <= (uint64_t)sh->nbuf || sh->done_floor >= r - (uint64_t)sh->nbuf;
+    return weft_coll_shm_round_free(sh, r, sh->nbuf);
 }
 
 /* The same for round r's SLOT_BYTES buffers (slots, result). */
 static inline int slot_free(const struct weft_coll_shm *sh, uint64_t r)
 {
-    return r <= NSLOT || sh->done_floor >= r - NSLOT;
+    return weft_coll_shm_round_free(sh, r, NSLOT);
 }
 
 static inline void round_end(struct weft_coll_shm *sh, uint64_t r)
@@ -196,7 +204,7 @@ static inline void round_end(struct weft_coll_shm *sh, uint64_t r)
 
 static inline line_t *post_line(struct weft_coll_shm *sh, int j, uint64_t r)
 {
-    return &sh->post[(size_t)j * NBUF + r % (uint64_t)sh->nbuf];
+    return &sh->post[(size_t)j * NBUF + r % sh->nbuf];
 }
 
 /* Where rank j's contribution of len bytes for round r lives. */
@@ -210,7 +218,7 @@ static inline unsigned char *contrib(struct weft_coll_shm *sh, int j, uint64_t r
 
 static inline line_t *ready_pkt(struct weft_coll_shm *sh, uint64_t r)
 {
-    return &sh->ready[(r % (uint64_t)sh->nbuf) * PKT_LINES];
+    return &sh->ready[(r % sh->nbuf) * PKT_LINES];
 }
 
 /* Bytes of a len-byte packet carried by the line starting at byte at. */

@@ -139,21 +139,25 @@ void weft_coll_shm_prefault_more(struct weft_coll_shm *sh, int result, size_t by
 
 void weft_coll_shm_round_reuse(struct weft_coll_shm *sh, uint64_t r, int slots)
 {
-    if (slots ? slot_free(sh, r) : buffer_free(sh, r)) {
+    uint64_t depth = slots ? NSLOT : sh->nbuf;
+
+    if (weft_coll_shm_round_free(sh, r, depth)) {
         return;
     }
-    weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r - (uint64_t)(slots ? NSLOT : sh->nbuf));
+    weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r - depth);
     done_floor_update(sh, r);
 }
 
 /* weft_coll_shm_round_reuse without waiting: 1 when round r's buffers are free. */
 int weft_coll_shm_round_reuse_try(struct weft_coll_shm *sh, uint64_t r, int slots)
 {
-    if (slots ? slot_free(sh, r) : buffer_free(sh, r)) {
+    uint64_t depth = slots ? NSLOT : sh->nbuf;
+
+    if (weft_coll_shm_round_free(sh, r, depth)) {
         return 1;
     }
     for (int j = 0; j < sh->n; j++) {
-        if (j != sh->me && (load(&sh->done[j]) & SEQ_ROUND_MASK) < r - (uint64_t)(slots ? NSLOT : sh->nbuf)) {
+        if (j != sh->me && (load(&sh->done[j]) & SEQ_ROUND_MASK) < r - depth) {
             return 0;
         }
     }

@@ -179,7 +179,7 @@ static void prefault_start(char *rings, size_t stride)
 /* ---- start-up without a job-wide barrier ---------------------------------
  *
  * A rank waits at init only for what it uses: local rank 0's segment, and
- * the costs local rank 0 measures with local rank 1. It does not wait for
+ * the costs local rank 0 measures with a partner (attach). It does not wait for
  * the other local ranks: on a node with more ranks than cores they are
  * started one after another, and a barrier made every MPI_Init last until
  * the last one ran (2 ms at 2 ranks, 13-18 ms at 16 on 2 cores). Nothing
@@ -207,6 +207,19 @@ static void wake_word(uint32_t *word, uint32_t value)
 {
     __atomic_store_n(word, value, __ATOMIC_RELEASE);
     futex_op(word, FUTEX_WAKE, INT32_MAX, NULL);
+}
+
+/* Map the node segment open on fd and close fd; MAP_FAILED with a message. */
+static void *map_fd(int fd, const char *name)
+{
+    void *base = mmap(NULL, shm.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+    close(fd);
+    if (base == MAP_FAILED) {
+        weft_log_error("cannot map shared memory segment %s (%zu bytes): %s", name, shm.bytes,
+                       strerror(errno));
+    }
+    return base;
 }
 
 /* The inode the segment's name refers to now; 0 when there is none. */
@@ -249,11 +262,8 @@ static void *map_segment(const char *name)
             nanosleep(&nap, NULL);
             continue;
         }
-        void *base = mmap(NULL, shm.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        close(fd);
+        void *base = map_fd(fd, name);
         if (base == MAP_FAILED) {
-            weft_log_error("cannot map shared memory segment %s (%zu bytes): %s", name,
-                           shm.bytes, strerror(errno));
             return MAP_FAILED;
         }
         shm_rank_ctl_t *creator = base;
@@ -409,11 +419,7 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
                            shm.bytes, strerror(errno));
             return -1;
         }
-        shm.base = mmap(NULL, shm.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        close(fd);
-        if (shm.base == MAP_FAILED) {
-            weft_log_error("cannot map shared memory segment %s (%zu bytes): %s", name,
-                           shm.bytes, strerror(errno));
+        if ((shm.base = map_fd(fd, name)) == MAP_FAILED) {
             return -1;
         }
     } else if ((shm.base = map_segment(name)) == MAP_FAILED) {
