@@ -1,21 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * The netmod sizes ofi_rxm's eager buffer for its own eager messages
- * (ofi_quirks.c): once a rank has talked through the netmod,
- * FI_OFI_RXM_BUFFER_SIZE in its environment holds at least the eager
- * threshold (argv[1], bytes) plus a header, or, when argv[2] is given, the
- * user's own value unchanged. A message of exactly the threshold travels
- * both ways byte for byte. Run with WEFT_NETMOD_ONLY=1 at np 2 or more.
+ * The netmod sizes ofi_rxm's eager limit for its own eager messages
+ * (ofi_quirks.c): once a rank has talked through the netmod (tcp;ofi_rxm),
+ * FI_OFI_RXM_EAGER_LIMIT in its environment holds at least the eager
+ * threshold (argv[1], bytes) plus a header, and FI_OFI_RXM_BUFFER_SIZE, rxm's
+ * bounce buffers, is left alone: unset, or when argv[2] is given, the user's
+ * own value unchanged. A message of exactly the threshold travels both ways
+ * byte for byte, and so does a flood of them sent while the receiver
+ * sleeps: more than the netmod has receives posted, so rxm holds them
+ * unexpected although they are larger than its bounce buffers. Run with
+ * WEFT_NETMOD_ONLY=1 at np 2 or more.
  */
 #include <stdlib.h>
+#include <unistd.h>
+
+enum { FLOOD = 100 }; /* > OFI_RX_BUFS (src/transport/ofi/ofi_internal.h) */
 
 #include "mpitest.h"
 
 int main(int argc, char **argv)
 {
     int    rank, size;
-    size_t eager = argc > 1 ? strtoul(argv[1], NULL, 0) : 16384;
+    size_t eager = argc > 1 ? strtoul(argv[1], NULL, 0) : 65536;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -27,15 +34,43 @@ int main(int argc, char **argv)
         CHECK_OK(MPI_Sendrecv_replace(buf, (int)eager, MPI_BYTE, peer, 1, peer, 1, MPI_COMM_WORLD,
                                       MPI_STATUS_IGNORE));
         CHECK(mpitest_verify(buf, eager, (unsigned)peer) < 0, "eager message corrupted");
-        const char *v = getenv("FI_OFI_RXM_BUFFER_SIZE");
-        CHECK(v != NULL, "FI_OFI_RXM_BUFFER_SIZE not set after the netmod started");
-        if (v != NULL && argc > 2) {
-            CHECK(strcmp(v, argv[2]) == 0, "the user's FI_OFI_RXM_BUFFER_SIZE=%s became %s",
-                  argv[2], v);
-        } else if (v != NULL) {
-            CHECK(strtoul(v, NULL, 0) > eager, "rxm buffer %s does not hold a %zu-byte eager "
-                                               "message and its header", v, eager);
+        const char *limit  = getenv("FI_OFI_RXM_EAGER_LIMIT");
+        const char *buffer = getenv("FI_OFI_RXM_BUFFER_SIZE");
+        CHECK(limit != NULL, "FI_OFI_RXM_EAGER_LIMIT not set after the netmod started");
+        if (limit != NULL) {
+            CHECK(strtoul(limit, NULL, 0) > eager, "rxm eager limit %s does not hold a %zu-byte "
+                                                   "eager message and its header", limit, eager);
         }
+        if (argc > 2) {
+            CHECK(buffer != NULL && strcmp(buffer, argv[2]) == 0,
+                  "the user's FI_OFI_RXM_BUFFER_SIZE=%s became %s", argv[2],
+                  buffer ? buffer : "(unset)");
+        } else {
+            CHECK(buffer == NULL, "FI_OFI_RXM_BUFFER_SIZE=%s set: rxm's pools grow with it", buffer);
+        }
+        char        *many = malloc(eager * FLOOD);
+        MPI_Request  reqs[FLOOD];
+        for (int i = 0; i < FLOOD; i++) {
+            if (rank == 0) {
+                mpitest_fill(many + eager * (size_t)i, eager, (unsigned)i);
+                CHECK_OK(MPI_Isend(many + eager * (size_t)i, (int)eager, MPI_BYTE, 1, 2 + i,
+                                   MPI_COMM_WORLD, &reqs[i]));
+            }
+        }
+        if (rank == 1) {
+            usleep(500000); /* let them all arrive unexpected */
+            memset(many, 0, eager * FLOOD);
+            for (int i = FLOOD - 1; i >= 0; i--) { /* posted in reverse: matched by tag */
+                CHECK_OK(MPI_Irecv(many + eager * (size_t)i, (int)eager, MPI_BYTE, 0, 2 + i,
+                                   MPI_COMM_WORLD, &reqs[i]));
+            }
+        }
+        CHECK_OK(MPI_Waitall(FLOOD, reqs, MPI_STATUSES_IGNORE));
+        for (int i = 0; rank == 1 && i < FLOOD; i++) {
+            CHECK(mpitest_verify(many + eager * (size_t)i, eager, (unsigned)i) < 0,
+                  "flooded message %d corrupted", i);
+        }
+        free(many);
     }
     free(buf);
     return mpitest_finish();

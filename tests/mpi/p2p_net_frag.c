@@ -4,7 +4,7 @@
  * Point-to-point rules across the netmod's protocol boundaries: eager (up to
  * WEFT_EAGER_THRESHOLD, E), fragmented eager (up to WEFT_NET_FRAG_MAX, F) and
  * rendezvous above. Sizes straddle both limits (read from the environment,
- * defaults 16k and 32k). Every received byte is compared. Parts:
+ * defaults 64k and 128k). Every received byte is compared. Parts:
  *   sizes     rank 0 <-> every rank: each size, contiguous and strided, both
  *             pre-posted and unexpected (sent before the receive is posted)
  *   order     every rank sends rank 0 an interleaved eager/frag/rndv sequence
@@ -31,7 +31,7 @@
 enum { TAG_SZ = 1, TAG_ORD = 2, TAG_PRB = 3, TAG_TR = 4, TAG_CAN = 5, TAG_SS = 6, TAG_GO = 7 };
 
 static int    rank, size;
-static size_t E = 16384, F = 32768; /* the defaults */
+static size_t E = 65536, F = 131072; /* the defaults */
 
 static size_t env_size(const char *name, size_t dflt)
 {

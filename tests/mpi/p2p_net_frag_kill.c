@@ -64,7 +64,7 @@
 enum { TAG_PING = 1, TAG_GO = 2, TAG_BIG = 3, TAG_NOTICE = 4, TAG_RING = 5 };
 
 static int         rank, size, victim;
-static size_t      frag_bytes = 16384, frag_max = 32768; /* the defaults */
+static size_t      frag_bytes = 65536, frag_max = 131072; /* the defaults */
 static const char *mode;
 
 static size_t env_size(const char *name, size_t dflt)

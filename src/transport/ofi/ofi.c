@@ -128,13 +128,24 @@ static void pin_interface(void)
     }
 }
 
-static int fabric_open(size_t eager_limit)
+/* The provider asked for: WEFT_OFI_PROVIDER, else FI_PROVIDER; NULL: ours to choose. */
+static const char *provider_wanted(const char *weft_choice)
+{
+    const char *env = getenv("FI_PROVIDER");
+
+    if (weft_choice != NULL && weft_choice[0] != '\0') {
+        return weft_choice;
+    }
+    return env != NULL && env[0] != '\0' ? env : NULL;
+}
+
+static int fabric_open(size_t eager_limit, const char *provider)
 {
     if (weft_ofi_fab.lib != NULL) {
         return 0;
     }
     setenv("IPATH_NO_BACKTRACE", "1", 0);
-    ofi_quirks_before_dlopen(eager_limit + sizeof(net_hdr_t));
+    ofi_quirks_before_dlopen(eager_limit + sizeof(net_hdr_t), provider);
     pin_interface();
     weft_ofi_fab.lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
     if (weft_ofi_fab.lib == NULL) {
@@ -233,14 +244,10 @@ static void list_providers(char *out, size_t len)
 static struct fi_info *choose_provider(const char *wanted)
 {
     static const char *defaults[] = {"tcp;ofi_rxm", "sockets", NULL};
-    const char        *env        = getenv("FI_PROVIDER");
     struct fi_info    *info;
     char               avail[512];
 
-    if ((wanted == NULL || wanted[0] == '\0') && env != NULL && env[0] != '\0') {
-        wanted = env;
-    }
-    if (wanted != NULL && wanted[0] != '\0') {
+    if (wanted != NULL) {
         info = getinfo(wanted);
         if (info == NULL) {
             list_providers(avail, sizeof(avail));
@@ -457,10 +464,10 @@ weft_status_t ofi_init_common(const weft_transport_init_t *args, int exchange)
     weft_ofi.uses_netmod = args->uses_netmod;
     weft_ofi.uid       = args->uid;
     weft_ofi.npeers    = weft_ofi.size;
-    if (fabric_open(args->eager_limit) != 0) {
+    if (fabric_open(args->eager_limit, provider_wanted(args->provider)) != 0) {
         return WEFT_ERROR;
     }
-    weft_ofi.info      = choose_provider(args->provider);
+    weft_ofi.info      = choose_provider(provider_wanted(args->provider));
     if (weft_ofi.info == NULL || ofi_peers_grow(weft_ofi.size) != 0) {
         goto fail;
     }

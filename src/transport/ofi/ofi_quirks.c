@@ -15,13 +15,19 @@
  * other call through. Only libfabric's calls are affected, never the
  * application's. WEFT_OFI_KERNEL_SYMBOLS=1 leaves libfabric untouched.
  *
- * ofi_rxm (the RDM layer over tcp and verbs) copies a message up to
- * FI_OFI_RXM_BUFFER_SIZE (16 KiB by default) eagerly and sends anything
- * larger by a rendezvous of its own. Our largest eager message is the eager
- * threshold plus our header, so at the default threshold a 16 KiB message
- * crossed rxm's limit and took its rendezvous: 36.5 us instead of 12.2 us,
- * 754 instead of 1733 MB/s across two namespace hosts. Unless the user set
- * it, rxm's buffer is sized for our eager messages before libfabric starts.
+ * ofi_rxm (the RDM layer over tcp and verbs) sends a message up to its
+ * eager limit (FI_OFI_RXM_EAGER_LIMIT, 16 KiB by default) at once and
+ * anything larger by segments or a rendezvous of its own. Our largest
+ * eager message is the eager threshold plus our header, so it must fit
+ * under that limit: when a 16 KiB message crossed it, it took 36.5 us
+ * instead of 12.2 us, 754 instead of 1733 MB/s across two namespace hosts.
+ * Over tcp the limit can exceed rxm's bounce buffers (FI_OFI_RXM_BUFFER_SIZE):
+ * the tcp provider places a message straight into our posted receive
+ * buffer and sends from ours, so only the limit is raised and rxm's pools
+ * (thousands of buffers) stay small; sizing the buffers for a 64 KiB
+ * threshold instead grew each rank by 300 MB. Over verbs rxm requires the
+ * two to be equal, so there the buffers are sized too. Values the user set
+ * stay; all of it before libfabric starts.
  */
 #include "transport/ofi/ofi_quirks.h"
 
@@ -38,7 +44,7 @@
 
 #include "util/tunables.h"
 
-#define RXM_DEFAULT_BUFFER 16384 /* libfabric 1.x's FI_OFI_RXM_BUFFER_SIZE default */
+#define RXM_DEFAULT_BUFFER 16384 /* libfabric 1.x's FI_OFI_RXM_BUFFER_SIZE and EAGER_LIMIT default */
 
 static FILE *fopen_without_kallsyms(const char *path, const char *mode)
 {
@@ -119,15 +125,24 @@ static int redirect_import(struct link_map *map, const char *name, void *fn)
 
 #endif
 
-void ofi_quirks_before_dlopen(size_t eager_message_bytes)
+void ofi_quirks_before_dlopen(size_t eager_message_bytes, const char *provider)
 {
-    size_t want = eager_message_bytes;
+    size_t want = (eager_message_bytes + 63) & ~(size_t)63;
     char   value[32];
 
-    if (getenv("FI_OFI_RXM_BUFFER_SIZE") == NULL && want > RXM_DEFAULT_BUFFER) {
-        snprintf(value, sizeof(value), "%zu", (want + 63) & ~(size_t)63);
-        setenv("FI_OFI_RXM_BUFFER_SIZE", value, 0);
+    if (want <= RXM_DEFAULT_BUFFER) {
+        return; /* rxm's defaults fit */
     }
+    snprintf(value, sizeof(value), "%zu", want);
+    if (provider != NULL && strstr(provider, "verbs") != NULL) {
+        /* rxm over verbs: limit == buffer, so both or (the user's) neither */
+        if (getenv("FI_OFI_RXM_BUFFER_SIZE") == NULL && getenv("FI_OFI_RXM_EAGER_LIMIT") == NULL) {
+            setenv("FI_OFI_RXM_BUFFER_SIZE", value, 0);
+            setenv("FI_OFI_RXM_EAGER_LIMIT", value, 0);
+        }
+        return;
+    }
+    setenv("FI_OFI_RXM_EAGER_LIMIT", value, 0); /* a value the user set stays */
 }
 
 void ofi_quirks_after_dlopen(void *lib)

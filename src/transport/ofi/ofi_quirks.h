@@ -10,8 +10,9 @@
 #include <stddef.h>
 
 /* Before libfabric is opened: eager_message_bytes is the largest message
- * (header and payload) the netmod sends eagerly. */
-void ofi_quirks_before_dlopen(size_t eager_message_bytes);
+ * (header and payload) the netmod sends eagerly; provider the one asked for
+ * (WEFT_OFI_PROVIDER, else FI_PROVIDER; NULL: the default order). */
+void ofi_quirks_before_dlopen(size_t eager_message_bytes, const char *provider);
 /* lib: the handle of libfabric.so.1; before its first fi_getinfo. */
 void ofi_quirks_after_dlopen(void *lib);
 
