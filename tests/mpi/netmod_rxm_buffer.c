@@ -6,7 +6,8 @@
  * FI_OFI_RXM_EAGER_LIMIT in its environment holds at least the eager
  * threshold (argv[1], bytes) plus a header, and FI_OFI_RXM_BUFFER_SIZE, rxm's
  * bounce buffers, is left alone: unset, or when argv[2] is given, the user's
- * own value unchanged. A message of exactly the threshold travels both ways
+ * own value unchanged; FI_OFI_RXM_ENABLE_PASSTHRU is 1 (rxm hands calls to
+ * the tcp provider's own protocol). A message of exactly the threshold travels both ways
  * byte for byte, and so does a flood of them sent while the receiver
  * sleeps: more than the netmod has receives posted, so rxm holds them
  * unexpected although they are larger than its bounce buffers. Run with
@@ -41,6 +42,9 @@ int main(int argc, char **argv)
             CHECK(strtoul(limit, NULL, 0) > eager, "rxm eager limit %s does not hold a %zu-byte "
                                                    "eager message and its header", limit, eager);
         }
+        const char *pass = getenv("FI_OFI_RXM_ENABLE_PASSTHRU");
+        CHECK(pass != NULL && strcmp(pass, "1") == 0, "FI_OFI_RXM_ENABLE_PASSTHRU is %s, not 1",
+              pass ? pass : "(unset)");
         if (argc > 2) {
             CHECK(buffer != NULL && strcmp(buffer, argv[2]) == 0,
                   "the user's FI_OFI_RXM_BUFFER_SIZE=%s became %s", argv[2],
