@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * Startup cost of libfabric that Weft does not need, removed after dlopen.
+ * libfabric settings and work-arounds: startup cost Weft does not need,
+ * removed after dlopen; ofi_rxm's eager limit and pass-through, set before.
  *
  * libfabric's verbs provider, built into the Debian library, reads
  * /proc/kallsyms twice at its first fi_getinfo, line by line, looking for
@@ -136,25 +137,24 @@ static int redirect_import(struct link_map *map, const char *name, void *fn)
 
 void ofi_quirks_before_dlopen(size_t eager_message_bytes, const char *provider)
 {
-    size_t want = (eager_message_bytes + 63) & ~(size_t)63;
+    size_t want       = (eager_message_bytes + 63) & ~(size_t)63;
+    int    over_verbs = provider != NULL && strstr(provider, "verbs") != NULL;
     char   value[32];
 
-    if (provider == NULL || strstr(provider, "verbs") == NULL) {
-        setenv("FI_OFI_RXM_ENABLE_PASSTHRU", "1", 0);
+    if (!over_verbs) {
+        setenv("FI_OFI_RXM_ENABLE_PASSTHRU", "1", 0); /* a value the user set stays */
     }
     if (want <= RXM_DEFAULT_BUFFER) {
         return; /* rxm's defaults fit */
     }
     snprintf(value, sizeof(value), "%zu", want);
-    if (provider != NULL && strstr(provider, "verbs") != NULL) {
-        /* rxm over verbs: limit == buffer, so both or (the user's) neither */
-        if (getenv("FI_OFI_RXM_BUFFER_SIZE") == NULL && getenv("FI_OFI_RXM_EAGER_LIMIT") == NULL) {
-            setenv("FI_OFI_RXM_BUFFER_SIZE", value, 0);
-            setenv("FI_OFI_RXM_EAGER_LIMIT", value, 0);
-        }
-        return;
+    if (!over_verbs) {
+        setenv("FI_OFI_RXM_EAGER_LIMIT", value, 0);
+    } else if (getenv("FI_OFI_RXM_BUFFER_SIZE") == NULL &&
+               getenv("FI_OFI_RXM_EAGER_LIMIT") == NULL) {
+        setenv("FI_OFI_RXM_BUFFER_SIZE", value, 0); /* over verbs limit == buffer: */
+        setenv("FI_OFI_RXM_EAGER_LIMIT", value, 0); /* both, or (the user's) neither */
     }
-    setenv("FI_OFI_RXM_EAGER_LIMIT", value, 0); /* a value the user set stays */
 }
 
 void ofi_quirks_after_dlopen(void *lib)
