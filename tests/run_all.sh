@@ -74,12 +74,13 @@ if [ "${WEFT_TEST_QUICK:-0}" != 1 ]; then
     record asan-build $rc
     if [ $rc -eq 0 ]; then
         export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+        export LSAN_OPTIONS=suppressions="$ROOT/maint/lsan.supp"  # leaks inside libfabric
         (cd build-asan && ctest --output-on-failure -j "$JOBS" --timeout 300)
         record asan-ctest $?
         WEFT_PREFIX="$ROOT/install-asan" WEFT_BUILD="$ROOT/build-asan" \
             $PY -m pytest -q -p no:cacheprovider --timeout 900 tests/mpi
         record asan-mpi $?
-        unset ASAN_OPTIONS UBSAN_OPTIONS
+        unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
     fi
 
     stage "ThreadSanitizer build: threaded tests, MPI-IO worker tests"

@@ -17,6 +17,7 @@
 #include "core/group.h"
 #include "core/info.h"
 #include "core/progress.h"
+#include "transport/shm/shm.h"
 #include "util/log.h"
 #include "util/tunables.h"
 #include "core/mpit/report.h"
@@ -94,6 +95,7 @@ void weft_runtime_abort(int code, const char *msg)
     char line[1400];
 
     snprintf(line, sizeof(line), "rank %d: %s", weft_runtime.pmi.rank, msg ? msg : "");
+    weft_shm_abandon(); /* local ranks still starting would have unlinked it; they get killed */
     if (weft_runtime.pmi.size > 0) {
         weft_pmi_abort(code, line);
     }

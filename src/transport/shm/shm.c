@@ -357,6 +357,14 @@ static int attach(const char *name, const weft_shm_config_t *config, weft_shm_xc
     return 0;
 }
 
+void weft_shm_abandon(void)
+{
+    if (shm.base != NULL && shm.name[0] != '\0' && /* mapped, and not finalized */
+        __atomic_load_n(&shm.ctl[0].attach_count, __ATOMIC_ACQUIRE) < (uint32_t)shm.n) {
+        shm_unlink(shm.name);
+    }
+}
+
 int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_config_t *config,
                   const weft_am_handler_fn_t *handlers)
 {
@@ -408,6 +416,7 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
             *p = '_';
         }
     }
+    snprintf(shm.name, sizeof(shm.name), "%s", name);
     if (shm.me == 0) {
         fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if (fd < 0 && errno == EEXIST) { /* leftover of a killed job with our id */

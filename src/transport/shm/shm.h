@@ -76,6 +76,11 @@ typedef struct weft_shm_costs {
 int  weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid,
                    const weft_shm_config_t *config, const weft_am_handler_fn_t *handlers);
 void weft_shm_fini(void);
+/* The job is ending (abort): unlink the node segment's name if some local
+ * rank has not mapped it yet, since that rank would have unlinked it and
+ * is about to be killed. Async-signal-safe enough for the abort path (one
+ * atomic load and shm_unlink); harmless if the name is already gone. */
+void weft_shm_abandon(void);
 
 /* CMA usable between every pair of local ranks (probed at init). */
 int weft_shm_cma_enabled(void);

@@ -156,6 +156,7 @@ typedef struct {
     int                   bell_out;      /* for waking a peer asleep on its socket */
     int                   prefaulting;   /* the ring prefault thread was started (see shm.c) */
     int                   prefault_done; /* ... and is done with the rings (atomic) */
+    char                  name[512];     /* the node segment's name, for weft_shm_abandon */
 } shm_state_t;
 
 /* The module's state (shm.c), shared by its files. */
