@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The Weft authors
  *
  * The netmod sizes ofi_rxm's eager limit for its own eager messages
- * (ofi_quirks.c): once a rank has talked through the netmod (tcp;ofi_rxm),
+ * (ofi_quirks.c, before libfabric starts, whichever provider is then chosen):
  * FI_OFI_RXM_EAGER_LIMIT in its environment holds at least the eager
  * threshold (argv[1], bytes) plus a header, and FI_OFI_RXM_BUFFER_SIZE, rxm's
  * bounce buffers, is left alone: unset, or when argv[2] is given, the user's
