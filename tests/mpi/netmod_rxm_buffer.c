@@ -7,11 +7,11 @@
  * threshold (argv[1], bytes) plus a header, and FI_OFI_RXM_BUFFER_SIZE, rxm's
  * bounce buffers, is left alone: unset, or when argv[2] is given, the user's
  * own value unchanged; FI_OFI_RXM_ENABLE_PASSTHRU is 1 (rxm hands calls to
- * the tcp provider's own protocol). A message of exactly the threshold travels both ways
- * byte for byte, and so does a flood of them sent while the receiver
- * sleeps: more than the netmod has receives posted, so rxm holds them
- * unexpected although they are larger than its bounce buffers. Run with
- * WEFT_NETMOD_ONLY=1 at np 2 or more.
+ * the tcp provider's own protocol). A message of exactly the threshold
+ * travels both ways byte for byte, and so does a flood of them sent while
+ * the receiver sleeps: more than the netmod has receives posted, so the
+ * provider holds them unexpected (with rxm, although they are larger than
+ * its bounce buffers). Run with WEFT_NETMOD_ONLY=1 at np 2 or more.
  */
 #include <stdlib.h>
 #include <unistd.h>

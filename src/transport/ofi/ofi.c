@@ -467,10 +467,11 @@ weft_status_t ofi_init_common(const weft_transport_init_t *args, int exchange)
     weft_ofi.uses_netmod = args->uses_netmod;
     weft_ofi.uid       = args->uid;
     weft_ofi.npeers    = weft_ofi.size;
-    if (fabric_open(args->eager_limit, provider_wanted(args->provider)) != 0) {
+    const char *provider = provider_wanted(args->provider);
+    if (fabric_open(args->eager_limit, provider) != 0) {
         return WEFT_ERROR;
     }
-    weft_ofi.info      = choose_provider(provider_wanted(args->provider));
+    weft_ofi.info      = choose_provider(provider);
     if (weft_ofi.info == NULL || ofi_peers_grow(weft_ofi.size) != 0) {
         goto fail;
     }

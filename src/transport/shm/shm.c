@@ -368,7 +368,7 @@ void weft_shm_abandon(void)
 int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_config_t *config,
                   const weft_am_handler_fn_t *handlers)
 {
-    char   name[512];
+    char  *name = shm.name; /* kept for weft_shm_abandon */
     size_t ring_stride, pipe_stride, off_rings, off_pipes, off_coop, coop_stride, off_xcopy;
     int    fd = -1;
 
@@ -410,13 +410,12 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
     shm.bytes       = align_up(off_xcopy + (shm.n >= 2 ? sizeof(weft_shm_xcopy_area_t) : 0), 4096);
 
     weft_shm_region_set_job(jobid);
-    snprintf(name, sizeof(name), "/weft-%s-%d-shm", jobid, pmi->node_id);
+    snprintf(name, sizeof(shm.name), "/weft-%s-%d-shm", jobid, pmi->node_id);
     for (char *p = name + 1; *p; p++) {
         if (*p == '/') {
             *p = '_';
         }
     }
-    snprintf(shm.name, sizeof(shm.name), "%s", name);
     if (shm.me == 0) {
         fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if (fd < 0 && errno == EEXIST) { /* leftover of a killed job with our id */
