@@ -35,4 +35,13 @@ typedef struct {
 
 void weft_wait_step(weft_wait_t *w);
 
+/* Asynchronous progress (WEFT_ASYNC_PROGRESS, progress_async.c): a thread
+ * that polls under the big lock and sleeps on the fabric's wait fd. start
+ * needs the big lock switched on (weft_runtime.thread_multiple) and returns
+ * an MPI error code; stop joins the thread and must run before the lock is
+ * switched off (finalize, exit). The caller may hold the lock. */
+int  weft_progress_async_start(void);
+void weft_progress_async_stop(void);
+int  weft_progress_async_running(void);
+
 #endif

@@ -120,6 +120,7 @@ static int at_exit_pending; /* runtime_at_exit is registered and has not run */
 static void runtime_at_exit(void)
 {
     at_exit_pending = 0;
+    weft_progress_async_stop(); /* exit without finalize: before libraries tear down */
     if (pmi_connected &&
         (!weft_runtime.core_up || weft_runtime.state == WEFT_STATE_FINALIZED)) {
         weft_pmi_finalize();
@@ -227,9 +228,16 @@ int weft_runtime_init(int required, int *provided)
     if ((rc = weft_dynproc_init()) != MPI_SUCCESS) { /* spawned: meet the parents */
         return rc;
     }
-    /* Turn the lock on last: init itself runs single-threaded. */
-    weft_runtime.thread_multiple = weft_runtime.thread_level == MPI_THREAD_MULTIPLE;
+    /* Turn the lock on last: init itself runs single-threaded. The progress
+     * thread needs it whatever level the program asked for. */
+    weft_runtime.thread_multiple =
+        weft_runtime.thread_level == MPI_THREAD_MULTIPLE || weft_tunables.ASYNC_PROGRESS;
     weft_report_start();
+    /* Last: from here on this thread touches library state only inside
+     * calls, under the lock. */
+    if (weft_tunables.ASYNC_PROGRESS && (rc = weft_progress_async_start()) != MPI_SUCCESS) {
+        return rc;
+    }
     if (provided) {
         *provided = weft_runtime.thread_level;
     }

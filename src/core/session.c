@@ -23,6 +23,7 @@
 #include "core/errors.h"
 #include "core/info.h"
 #include "core/objpool.h"
+#include "core/progress.h"
 #include "core/runtime.h"
 
 struct weft_session {
@@ -122,6 +123,7 @@ int weft_session_finalize_impl(MPI_Session *session)
     weft_runtime.sessions--;
     if (weft_runtime.sessions == 0 && weft_runtime.core_up &&
         weft_runtime.state != WEFT_STATE_INITIALIZED) {
+        weft_progress_async_stop(); /* under our entry's lock: stop drops it to join */
         weft_runtime.thread_multiple = 0; /* as MPI_Finalize: no lock while waiting */
         return weft_runtime_finalize();
     }

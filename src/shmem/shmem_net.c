@@ -181,8 +181,29 @@ static void gather(char *to, const char *from, size_t esize, size_t count, ptrdi
     }
 }
 
+/* One element of 1-8 bytes lands in one store: a PE waiting on that word
+ * (wait_until, from its own thread while the progress thread applies the
+ * put) sees the old or the new value, never a mix. Returns 0 when the size
+ * or the alignment does not allow it. */
+static int store_word(char *to, const char *from, size_t esize)
+{
+    if (((uintptr_t)to & (esize - 1)) != 0) {
+        return 0;
+    }
+    switch (esize) {
+    case 1: __atomic_store_n((uint8_t *)to, *(const uint8_t *)from, __ATOMIC_RELAXED); return 1;
+    case 2: { uint16_t v; memcpy(&v, from, 2); __atomic_store_n((uint16_t *)(void *)to, v, __ATOMIC_RELAXED); return 1; }
+    case 4: { uint32_t v; memcpy(&v, from, 4); __atomic_store_n((uint32_t *)(void *)to, v, __ATOMIC_RELAXED); return 1; }
+    case 8: { uint64_t v; memcpy(&v, from, 8); __atomic_store_n((uint64_t *)(void *)to, v, __ATOMIC_RELAXED); return 1; }
+    default: return 0;
+    }
+}
+
 static void scatter(char *to, const char *from, size_t esize, size_t count, ptrdiff_t stride)
 {
+    if (count == 1 && esize <= 8 && store_word(to, from, esize)) {
+        return;
+    }
     for (size_t i = 0; i < count; i++) {
         memcpy(to + (ptrdiff_t)i * stride, from + i * esize, esize);
     }

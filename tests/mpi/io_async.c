@@ -25,13 +25,6 @@
 #define CHUNK 4096
 #define NCH   8
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Fork a child holding a write lock on [0, BIG) of path; returns its pid and
  * the pipe to release it (write a byte or close). */
 static pid_t lock_in_child(const char *path, int *release_fd)
@@ -80,8 +73,8 @@ static void release_child(pid_t pid, int fd)
 static void stays_pending(MPI_Request *req, double secs, const char *what)
 {
     int    flag = 0, polls = 0;
-    double end  = now() + secs;
-    while (now() < end && !flag) {
+    double end  = mpitest_now() + secs;
+    while (mpitest_now() < end && !flag) {
         MPI_Test(req, &flag, MPI_STATUS_IGNORE);
         polls++;
     }

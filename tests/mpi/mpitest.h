@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int mpitest_errors;
 
@@ -61,6 +62,14 @@ static inline long mpitest_verify(const void *buf, size_t n, unsigned seed)
         }
     }
     return -1;
+}
+
+/* Seconds on the monotonic clock (deadlines, timings outside MPI). */
+static inline double mpitest_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static inline int mpitest_finish(void)

@@ -16,13 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static long wakeups(void)
 {
     struct rusage ru;
@@ -58,7 +51,7 @@ int main(int argc, char **argv)
             int ready = 0;
             MPI_Recv(&ready, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             usleep((useconds_t)(sleeps[round] * 1e6));
-            double ts = now();
+            double ts = mpitest_now();
             CHECK_OK(MPI_Send(&ts, 1, MPI_DOUBLE, 1, 2, MPI_COMM_WORLD));
         } else {
             int         ready = 1;
@@ -66,14 +59,14 @@ int main(int argc, char **argv)
             MPI_Request r;
             CHECK_OK(MPI_Send(&ready, 1, MPI_INT, 0, 1, MPI_COMM_WORLD));
             long   v0 = wakeups();
-            double c0 = cpu(), w0 = now();
+            double c0 = cpu(), w0 = mpitest_now();
             if (round == 0) {
                 CHECK_OK(MPI_Recv(&ts, 1, MPI_DOUBLE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
             } else {
                 CHECK_OK(MPI_Irecv(&ts, 1, MPI_DOUBLE, 0, 2, MPI_COMM_WORLD, &r));
                 CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
             }
-            double w1 = now(), c1 = cpu();
+            double w1 = mpitest_now(), c1 = cpu();
             long   v1 = wakeups();
             double wall = w1 - w0, used = c1 - c0, lat = w1 - ts;
             printf("p2p_blocking_wait: %s policy %s: waited %.3f s, cpu %.4f s (%.2f%%), wake-up latency %.3f ms, "

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "api/api.h"
+#include "core/progress.h"
 #include "api_impl.h"
 #include "core/info.h"
 #include "util/log.h"
@@ -77,7 +78,8 @@ WEFT_API int PMPI_Finalize(void)
         return MPI_SUCCESS;
     }
     /* The big lock is not needed any more, and finalize must not hold it
-     * while waiting for other ranks. */
+     * while waiting for other ranks; the progress thread goes first. */
+    weft_progress_async_stop();
     weft_runtime.thread_multiple = 0;
     rc = weft_runtime_finalize();
     return rc == MPI_SUCCESS ? rc : weft_err_dispatch_comm(MPI_COMM_WORLD, rc);

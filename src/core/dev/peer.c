@@ -403,7 +403,8 @@ int weft_dev_netmod_init(size_t max_payload, size_t eager_limit, int want_rma,
     args.eager_limit = eager_limit;
     args.peer_lost   = peer_lost;
     args.want_rma    = want_rma;
-    args.want_wait   = weft_tunables.WAIT_POLICY == 3; /* blocking */
+    /* blocking waits and the progress thread sleep on the fabric's fd */
+    args.want_wait   = weft_tunables.WAIT_POLICY == 3 || weft_tunables.ASYNC_PROGRESS;
     args.rma_done    = rma_done;
     args.uid         = weft_dev_uid();
     if (weft_ofi_ops.init(&args) != WEFT_OK) {

@@ -263,7 +263,8 @@ int ofi_wait_ready(void)
     }
     if (++weft_ofi.wait_fd_stuck >= WAIT_FD_STUCK_MAX) {
         weft_log_warn("netmod: provider %s: its wait fd stays readable with no completion pending; "
-                      "blocking waits nap (2 ms) instead of sleeping on it "
+                      "sleeping waits (blocking wait policy, progress thread) nap 1-2 ms instead of "
+                      "sleeping on it "
                       "(WEFT_OFI_PROVIDER=tcp;ofi_rxm sleeps on its fd)",
                       weft_ofi.info->fabric_attr->prov_name);
         weft_ofi.wait_fd = -1;

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The Weft authors
+ *
+ * Asynchronous progress (WEFT_ASYNC_PROGRESS): one thread per process that
+ * runs the progress engine while the application computes, so operations
+ * that need the target's progress engine (RMA and OpenSHMEM across hosts,
+ * active-message RMA, rendezvous and non-blocking collectives) complete
+ * without the target calling MPI.
+ *
+ * The thread polls under the big lock (switched on for this, whatever
+ * thread level the program asked for) and sleeps with the lock released:
+ * on the fabric's wait fd when the netmod has one (woken by network
+ * traffic, 100 ms at most so keepalives still go out), else in short naps
+ * (shared-memory traffic does not wake it; local RMA is direct and needs no
+ * progress). It never spins, so oversubscribed nodes lose nothing to it.
+ */
+#include "core/progress.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "core/dev/peer.h"
+#include "core/errors.h"
+#include "core/runtime.h"
+#include "util/log.h"
+#include "util/tunables.h"
+
+/* A nap without a wait fd: bounds how late a computing target applies an
+ * operation (the blocking wait policy naps 2 ms; this thread does less). */
+#define ASYNC_NAP_MS    1
+/* With the fabric's fd: long, since traffic wakes us; keepalives are 1/s. */
+#define ASYNC_FD_WAIT_MS 100
+
+static struct {
+    pthread_t thread;
+    int       running;
+    int       stop;    /* atomic: set by weft_progress_async_stop */
+    int       wake_fd; /* eventfd that ends the thread's sleep at stop */
+} async;
+
+/* Under the big lock: the fd to sleep on, -1 for a nap, -2: poll again. */
+static int async_sleep_fd(void)
+{
+    const weft_transport_ops_t *net = weft_dev.netmod;
+    int                         fd  = net != NULL ? net->wait_fd() : -1;
+
+    if (fd < 0) {
+        return -1;
+    }
+    return net->wait_ready() ? fd : -2;
+}
+
+static void *async_main(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&async.stop, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&weft_big_lock);
+        weft_cs_depth = 1; /* code under the lock may yield it (weft_cs_yield) */
+        int events = weft_progress_poll();
+        int fd     = events > 0 ? -2 : async_sleep_fd();
+        weft_cs_depth = 0;
+        pthread_mutex_unlock(&weft_big_lock);
+
+        if (fd == -2) {
+            sched_yield(); /* more may be pending: let the application's calls in first */
+            continue;
+        }
+        struct pollfd p[2] = {{.fd = async.wake_fd, .events = POLLIN}, {.fd = fd, .events = POLLIN}};
+        (void)poll(p, 2, fd >= 0 ? ASYNC_FD_WAIT_MS : ASYNC_NAP_MS);
+    }
+    return NULL;
+}
+
+int weft_progress_async_start(void)
+{
+    sigset_t all, old;
+    int      rc;
+
+    if (async.running) {
+        return MPI_SUCCESS;
+    }
+    async.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (async.wake_fd < 0) {
+        return weft_error(MPI_ERR_OTHER, "WEFT_ASYNC_PROGRESS: cannot make the thread's eventfd: %s",
+                          strerror(errno));
+    }
+    __atomic_store_n(&async.stop, 0, __ATOMIC_RELEASE);
+    /* Signals (the launcher forwards SIGINT, SIGTERM, SIGUSR1/2) stay with
+     * the application's threads. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&async.thread, NULL, async_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        close(async.wake_fd);
+        async.wake_fd = -1;
+        return weft_error(MPI_ERR_OTHER, "WEFT_ASYNC_PROGRESS: cannot start the progress thread: %s",
+                          strerror(rc));
+    }
+    async.running = 1;
+    return MPI_SUCCESS;
+}
+
+void weft_progress_async_stop(void)
+{
+    uint64_t one   = 1;
+    int      depth = weft_cs_depth;
+
+    if (!async.running) {
+        return;
+    }
+    __atomic_store_n(&async.stop, 1, __ATOMIC_RELEASE);
+    if (write(async.wake_fd, &one, sizeof(one)) < 0) {
+        /* the nap timeout ends its sleep anyway */
+    }
+    /* The thread may be waiting for the lock this caller holds (exit() from
+     * an error handler, MPI_Session_finalize under its entry's lock). */
+    if (depth > 0) {
+        weft_cs_depth = 0;
+        pthread_mutex_unlock(&weft_big_lock);
+    }
+    pthread_join(async.thread, NULL);
+    if (depth > 0) {
+        pthread_mutex_lock(&weft_big_lock);
+        weft_cs_depth = depth;
+    }
+    close(async.wake_fd);
+    async.wake_fd = -1;
+    async.running = 0;
+}
+
+int weft_progress_async_running(void)
+{
+    return async.running;
+}
