@@ -54,3 +54,15 @@ def test_rma_target_computing(hosts):  # noqa: F811
     target's compute loop (2 s) delayed the origin."""
     out = run(hosts, "rma_net_onesided", 2, 1, "native", ["report", "2"])
     print(out)
+
+
+@pytest.mark.parametrize("nhosts,per_host,flavor", [(2, 1, "allocate"), (3, 1, "dynamic"),
+                                                     (2, 2, "create")])
+def test_rma_async_progress(hosts, nhosts, per_host, flavor):  # noqa: F811
+    """WEFT_ASYNC_PROGRESS=1: locks, accumulates, atomics and a rendezvous on a target
+    computing without MPI calls complete before its compute loop ends (30 s cap)."""
+    proc, detail = run_program(hosts, nhosts, per_host, "rma_async_progress",
+                               ["expect", "30", flavor],
+                               {"WEFT_RMA_FAKE_PPN": str(per_host), "WEFT_ASYNC_PROGRESS": "1"})
+    check_passed(proc, detail)
+    assert "operations completed while the target computed" in proc.stdout, proc.stdout
