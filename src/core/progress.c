@@ -81,8 +81,18 @@ int weft_progress_oversubscribed(void)
     return progress.oversubscribed;
 }
 
+/* Polls so far, read by the progress thread to see whether the application
+ * is inside MPI (a relaxed store: a plain move, no locked instruction). */
+static unsigned poll_count;
+
+unsigned weft_progress_poll_count(void)
+{
+    return __atomic_load_n(&poll_count, __ATOMIC_RELAXED);
+}
+
 int weft_progress_poll(void)
 {
+    __atomic_store_n(&poll_count, __atomic_load_n(&poll_count, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
     int events = weft_shm_poll();
 
     events += weft_pt2pt_progress();

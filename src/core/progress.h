@@ -22,6 +22,8 @@ int weft_progress_oversubscribed(void);
 
 /* Poll everything once; returns the number of events handled. */
 int weft_progress_poll(void);
+/* How many polls have run (wraps): changes while some thread is in MPI. */
+unsigned weft_progress_poll_count(void);
 
 /* Run registered progress hooks (runtime.c). */
 int weft_progress_hooks_run(void);

@@ -12,7 +12,8 @@
  * on the fabric's wait fd when the netmod has one (woken by network
  * traffic, 100 ms at most so keepalives still go out), else in short naps
  * (shared-memory traffic does not wake it; local RMA is direct and needs no
- * progress). It never spins, so oversubscribed nodes lose nothing to it.
+ * progress). It never spins, so oversubscribed nodes lose nothing to it,
+ * and it stays out of the way (naps) while the application itself polls.
  */
 #include "core/progress.h"
 
@@ -57,14 +58,49 @@ static int async_sleep_fd(void)
     return net->wait_ready() ? fd : -2;
 }
 
+static void nap(void)
+{
+    struct pollfd p = {.fd = async.wake_fd, .events = POLLIN};
+    (void)poll(&p, 1, ASYNC_NAP_MS);
+}
+
+/* The launcher binds a rank to one core; a thread there competes with the
+ * rank's compute loop for that core on every wakeup. Any CPU of the node
+ * lets a free core take it (the kernel keeps it inside the job's cpuset). */
+static void float_over_node(void)
+{
+    cpu_set_t all;
+    long      n = sysconf(_SC_NPROCESSORS_CONF);
+
+    CPU_ZERO(&all);
+    for (long c = 0; c < n && c < CPU_SETSIZE; c++) {
+        CPU_SET((int)c, &all);
+    }
+    (void)pthread_setaffinity_np(pthread_self(), sizeof(all), &all); /* best effort */
+}
+
 static void *async_main(void *arg)
 {
+    unsigned seen = weft_progress_poll_count();
+
     (void)arg;
+    float_over_node();
     while (!__atomic_load_n(&async.stop, __ATOMIC_ACQUIRE)) {
+        /* The application polled since we last looked: it is in MPI and
+         * progresses for itself. Polling too would only take the lock from
+         * it (and, on the fd, wake us per message: tcp;ofi_rxm latency went
+         * from 8 to 30 us), so nap and look again. */
+        unsigned polls = weft_progress_poll_count();
+        if (polls != seen) {
+            seen = polls;
+            nap();
+            continue;
+        }
         pthread_mutex_lock(&weft_big_lock);
         weft_cs_depth = 1; /* code under the lock may yield it (weft_cs_yield) */
         int events = weft_progress_poll();
         int fd     = events > 0 ? -2 : async_sleep_fd();
+        seen          = weft_progress_poll_count(); /* ours included */
         weft_cs_depth = 0;
         pthread_mutex_unlock(&weft_big_lock);
 
