@@ -6,10 +6,15 @@
  *   hello  every rank prints "hello R of N" and finalizes
  *   abort  rank 1 calls MPI_Abort(MPI_COMM_WORLD, 5); the others sleep
  *   crash  rank 1 segfaults; the others sleep
+ *   early-abort  local rank 0 calls MPI_Abort(MPI_COMM_WORLD, 3) right after
+ *          MPI_Init while local ranks from 2 on sleep 3 s before MPI_Init
+ *          (they have not mapped the node's shared memory yet; local rank 1
+ *          starts at once: rank 0's init measures costs with a partner)
  */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,6 +22,17 @@ int main(int argc, char **argv)
 {
     int rank, size;
 
+    if (argc > 1 && strcmp(argv[1], "early-abort") == 0) {
+        const char *local = getenv("MPI_LOCALRANKID"); /* set by weft-proxy */
+        if (local == NULL) {
+            local = getenv("SLURM_LOCALID"); /* srun */
+        }
+        if (local != NULL && atoi(local) >= 2) {
+            sleep(3);
+        }
+        MPI_Init(&argc, &argv);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

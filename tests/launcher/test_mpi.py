@@ -41,6 +41,19 @@ def test_mpi_abort(launcher, marker, mpi_prog):
     assert p.elapsed < 5
 
 
+@pytest.mark.parametrize("np", [3, 4, 8])
+def test_mpi_abort_before_peers_attach(launcher, marker, mpi_prog, np):
+    """Local rank 0 aborts while local ranks from 2 on have not called
+    MPI_Init yet: the node's shared-memory segment, which they would unlink once
+    all had mapped it, is gone afterwards (MPI_Abort unlinks it, and weft-proxy
+    cleans the job's entries too; test_slurm's variant has no proxy), checked by
+    the marker fixture, and the job ends without waiting for them."""
+    p = launcher.run(["-n", str(np), mpi_prog, "early-abort"], marker=marker, timeout=30)
+    assert p.returncode == 3, p.stderr
+    assert re.search(r"mpiexec: rank 0 called MPI_Abort with code 3", p.stderr), p.stderr
+    assert p.elapsed < 2.5, f"the abort waited for the sleeping ranks ({p.elapsed:.1f} s)"
+
+
 def test_mpi_crash(launcher, marker, mpi_prog):
     p = launcher.run(["-n", "3", mpi_prog, "crash"], marker=marker, timeout=30)
     assert p.returncode == 128 + signal.SIGSEGV, p.stderr

@@ -320,6 +320,18 @@ def test_srun_abort(slurm, clean, mpi, misbehave_prog):
     assert p.elapsed < 30, p.elapsed
 
 
+def test_srun_abort_before_peers_attach(slurm, clean, mpi, misbehave_prog):
+    # Local rank 0 aborts right after MPI_Init while local ranks 2 and 3 sleep
+    # before theirs: the node's shared-memory segment, which the ranks unlink
+    # once all have mapped it, would stay in /dev/shm (no weft-proxy cleans up
+    # under srun); MPI_Abort unlinks it (weft_shm_abandon). The clean fixture
+    # checks /dev/shm.
+    p = slurm.run(["srun", f"--mpi={mpi}", "-n", "4", misbehave_prog, "early-abort"],
+                  marker=clean, timeout=60)
+    assert p.returncode == (3 if mpi == "pmix" else 137), p.stdout + p.stderr
+    assert p.elapsed < 30, p.elapsed
+
+
 def test_pmix_forced_without_server(slurm, clean, ring_prog):
     # WEFT_PMI_VERSION=pmix under a PMI-2 step: a clear error, no hang.
     p = slurm.run(["srun", "--mpi=pmi2", "-n", "2", ring_prog], marker=clean, timeout=60,
