@@ -262,11 +262,15 @@ int ofi_wait_ready(void)
         return 1;
     }
     if (++weft_ofi.wait_fd_stuck >= WAIT_FD_STUCK_MAX) {
-        weft_log_warn("netmod: provider %s: its wait fd stays readable with no completion pending; "
-                      "sleeping waits (blocking wait policy, progress thread) nap 1-2 ms instead of "
-                      "sleeping on it "
-                      "(WEFT_OFI_PROVIDER=tcp;ofi_rxm sleeps on its fd)",
-                      weft_ofi.info->fabric_attr->prov_name);
+        /* Said by rank 0 only: every rank runs the same provider, and a
+         * line per rank buries the job's output. */
+        if (weft_ofi.me == 0) {
+            weft_log_warn("netmod: provider %s: its wait fd stays readable with no completion "
+                          "pending; sleeping waits (blocking wait policy, progress thread) nap "
+                          "1-2 ms instead of sleeping on it (WEFT_OFI_PROVIDER=tcp;ofi_rxm sleeps "
+                          "on its fd)",
+                          weft_ofi.info->fabric_attr->prov_name);
+        }
         weft_ofi.wait_fd = -1;
         return 0;
     }
