@@ -91,11 +91,11 @@ if [ "${WEFT_TEST_QUICK:-0}" != 1 ]; then
     record tsan-build $rc
     if [ $rc -eq 0 ]; then
         # async: the progress thread beside the application's calls.
-        # rma_async_progress is left out: its target polls window memory that
-        # the progress thread writes (the program's race by design).
+        # rma_/shmem_async_progress are left out: their target polls memory
+        # that the progress thread writes (the program's race by design).
         TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
             WEFT_PREFIX="$ROOT/install-tsan" WEFT_BUILD="$ROOT/build-tsan" \
-            $PY -m pytest -q -p no:cacheprovider --timeout 900 tests/mpi -k "thread or io_async or io_nbcoll or bgerr or (async and not rma_async_progress)"
+            $PY -m pytest -q -p no:cacheprovider --timeout 900 tests/mpi -k "thread or io_async or io_nbcoll or bgerr or (async and not async_progress)"
         record tsan-mpi $?
     fi
 

@@ -47,3 +47,13 @@ def test_shmem_bad_input_across_hosts(hosts, case, words):  # noqa: F811
     assert "NOT ABORTED" not in proc.stdout, detail
     for w in words:
         assert w in proc.stderr, f"missing {w!r}\n{detail}"
+
+
+@pytest.mark.parametrize("nhosts,per_host", [(2, 1), (3, 1), (2, 2)])
+def test_shmem_async_progress(hosts, nhosts, per_host):  # noqa: F811
+    """WEFT_ASYNC_PROGRESS=1: fetch_inc, adds, puts (libfabric RMA and messages) and
+    gets on a PE computing without calls complete before its loop ends (30 s cap)."""
+    proc, detail = run_program(hosts, nhosts, per_host, "shmem_async_progress", ["expect", "30"],
+                               {"WEFT_SHMEM_FAKE_PPN": str(per_host), "WEFT_ASYNC_PROGRESS": "1"})
+    check_passed(proc, detail)
+    assert "operations completed while the target computed" in proc.stdout, proc.stdout
