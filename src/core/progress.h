@@ -44,6 +44,5 @@ void weft_wait_step(weft_wait_t *w);
  * switched off (finalize, exit). The caller may hold the lock. */
 int  weft_progress_async_start(void);
 void weft_progress_async_stop(void);
-int  weft_progress_async_running(void);
 
 #endif

@@ -81,7 +81,8 @@ static void float_over_node(void)
 
 static void *async_main(void *arg)
 {
-    unsigned seen = weft_progress_poll_count();
+    unsigned seen           = weft_progress_poll_count();
+    unsigned idle_not_ready = 0; /* polls in a row with no event and the netmod not ready */
 
     (void)arg;
     float_over_node();
@@ -100,14 +101,26 @@ static void *async_main(void *arg)
         weft_cs_depth = 1; /* code under the lock may yield it (weft_cs_yield) */
         int events = weft_progress_poll();
         int fd     = events > 0 ? -2 : async_sleep_fd();
+        if (events > 0) {
+            idle_not_ready = 0;
+        }
         seen          = weft_progress_poll_count(); /* ours included */
         weft_cs_depth = 0;
         pthread_mutex_unlock(&weft_big_lock);
 
         if (fd == -2) {
-            sched_yield(); /* more may be pending: let the application's calls in first */
+            /* More may be pending: poll again, letting the application's
+             * calls in first. A netmod that stays not-ready with nothing
+             * happening (sends queued for a peer that does not read) gets
+             * naps, never a spin. */
+            if (events > 0 || ++idle_not_ready < 16) {
+                sched_yield();
+            } else {
+                nap();
+            }
             continue;
         }
+        idle_not_ready = 0;
         struct pollfd p[2] = {{.fd = async.wake_fd, .events = POLLIN}, {.fd = fd, .events = POLLIN}};
         (void)poll(p, 2, fd >= 0 ? ASYNC_FD_WAIT_MS : ASYNC_NAP_MS);
     }
@@ -170,9 +183,4 @@ void weft_progress_async_stop(void)
     close(async.wake_fd);
     async.wake_fd = -1;
     async.running = 0;
-}
-
-int weft_progress_async_running(void)
-{
-    return async.running;
 }
