@@ -27,11 +27,15 @@ int main(int argc, char **argv)
         if (local == NULL) {
             local = getenv("SLURM_LOCALID"); /* srun */
         }
-        if (local != NULL && atoi(local) >= 2) {
+        int lr = local != NULL ? atoi(local) : 0;
+        if (lr >= 2) {
             sleep(3);
         }
         MPI_Init(&argc, &argv);
-        MPI_Abort(MPI_COMM_WORLD, 3);
+        if (lr == 0) {
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        sleep(60); /* killed by the abort */
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
