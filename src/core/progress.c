@@ -105,10 +105,7 @@ int weft_progress_poll(void)
     return events;
 }
 
-/* What to sleep on, decided under the big lock (the netmod's trywait and
- * keepalives touch its state): the fabric's wait fd (>= 0), the futex alone
- * (-1), or nothing: events are pending, poll again (-2). */
-static int wait_sleep_fd(void)
+int weft_progress_netmod_sleep_fd(void)
 {
     const weft_transport_ops_t *net = weft_dev.netmod;
     int                         fd  = net != NULL ? net->wait_fd() : -1;
@@ -116,8 +113,18 @@ static int wait_sleep_fd(void)
     if (fd < 0) {
         return -1;
     }
-    if (!net->wait_ready()) {
-        return -2;
+    return net->wait_ready() ? fd : -2;
+}
+
+/* What to sleep on, decided under the big lock (the netmod's trywait and
+ * keepalives touch its state): the fabric's wait fd (>= 0), the futex alone
+ * (-1), or nothing: events are pending, poll again (-2). */
+static int wait_sleep_fd(void)
+{
+    int fd = weft_progress_netmod_sleep_fd();
+
+    if (fd < 0) {
+        return fd;
     }
     return weft_shm_sleep_fd_prepare() == 0 ? fd : -1;
 }

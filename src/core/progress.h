@@ -37,6 +37,11 @@ typedef struct {
 
 void weft_wait_step(weft_wait_t *w);
 
+/* Under the big lock: the netmod's wait fd to sleep on (>= 0), -1 when it
+ * has none (no netmod, or its fd is unusable), -2 when it has work pending
+ * (poll again first). */
+int weft_progress_netmod_sleep_fd(void);
+
 /* Asynchronous progress (WEFT_ASYNC_PROGRESS, progress_async.c): a thread
  * that polls under the big lock and sleeps on the fabric's wait fd. start
  * needs the big lock switched on (weft_runtime.thread_multiple) and returns

@@ -27,7 +27,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "core/dev/peer.h"
 #include "core/errors.h"
 #include "core/runtime.h"
 #include "util/log.h"
@@ -46,22 +45,16 @@ static struct {
     int       wake_fd; /* eventfd that ends the thread's sleep at stop */
 } async;
 
-/* Under the big lock: the fd to sleep on, -1 for a nap, -2: poll again. */
-static int async_sleep_fd(void)
+/* Sleep until stop, traffic on fd (< 0: none; poll ignores it) or ms. */
+static void sleep_on(int fd, int ms)
 {
-    const weft_transport_ops_t *net = weft_dev.netmod;
-    int                         fd  = net != NULL ? net->wait_fd() : -1;
-
-    if (fd < 0) {
-        return -1;
-    }
-    return net->wait_ready() ? fd : -2;
+    struct pollfd p[2] = {{.fd = async.wake_fd, .events = POLLIN}, {.fd = fd, .events = POLLIN}};
+    (void)poll(p, 2, ms);
 }
 
 static void nap(void)
 {
-    struct pollfd p = {.fd = async.wake_fd, .events = POLLIN};
-    (void)poll(&p, 1, ASYNC_NAP_MS);
+    sleep_on(-1, ASYNC_NAP_MS);
 }
 
 /* The launcher binds a rank to one core; a thread there competes with the
@@ -100,7 +93,7 @@ static void *async_main(void *arg)
         pthread_mutex_lock(&weft_big_lock);
         weft_cs_depth = 1; /* code under the lock may yield it (weft_cs_yield) */
         int events = weft_progress_poll();
-        int fd     = events > 0 ? -2 : async_sleep_fd();
+        int fd     = events > 0 ? -2 : weft_progress_netmod_sleep_fd();
         if (events > 0) {
             idle_not_ready = 0;
         }
@@ -121,8 +114,7 @@ static void *async_main(void *arg)
             continue;
         }
         idle_not_ready = 0;
-        struct pollfd p[2] = {{.fd = async.wake_fd, .events = POLLIN}, {.fd = fd, .events = POLLIN}};
-        (void)poll(p, 2, fd >= 0 ? ASYNC_FD_WAIT_MS : ASYNC_NAP_MS);
+        sleep_on(fd, fd >= 0 ? ASYNC_FD_WAIT_MS : ASYNC_NAP_MS);
     }
     return NULL;
 }
