@@ -90,6 +90,15 @@ void weft_cs_yield(void)
     }
 }
 
+void weft_cs_switch_off(void)
+{
+    if (weft_runtime.thread_multiple && weft_cs_depth > 0) {
+        weft_cs_depth = 0;
+        pthread_mutex_unlock(&weft_big_lock);
+    }
+    weft_runtime.thread_multiple = 0;
+}
+
 void weft_runtime_abort(int code, const char *msg)
 {
     char line[1400];

@@ -67,6 +67,10 @@ static inline void weft_cs_exit(void)
 }
 /* Let other threads in while this one waits (depth is kept). */
 void weft_cs_yield(void);
+/* Finalize: the lock is switched off (finalize must not hold it while
+ * waiting for other ranks) and released if this call's entry took it, so
+ * that a later MPI_Init_thread or MPI_Session_init starts from a free lock. */
+void weft_cs_switch_off(void);
 
 /* Hooks registered by modules at init; run in registration order
  * (finalize hooks in reverse). Returns the number of events processed. */

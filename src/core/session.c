@@ -124,7 +124,7 @@ int weft_session_finalize_impl(MPI_Session *session)
     if (weft_runtime.sessions == 0 && weft_runtime.core_up &&
         weft_runtime.state != WEFT_STATE_INITIALIZED) {
         weft_progress_async_stop(); /* under our entry's lock: stop drops it to join */
-        weft_runtime.thread_multiple = 0; /* as MPI_Finalize: no lock while waiting */
+        weft_cs_switch_off(); /* our entry's lock too: the wrapper's exit is a no-op now */
         return weft_runtime_finalize();
     }
     return MPI_SUCCESS;

@@ -10,19 +10,65 @@
  * unchanged by the cycles. argv[1]: "sessions" (only sessions),
  * "world-first" (MPI_Init/MPI_Finalize before the cycles) or "world-last"
  * (MPI_Init/MPI_Finalize after them, which is allowed since the world model
- * never started).
+ * never started), or "threads" (MPI_THREAD_MULTIPLE sessions, then a world
+ * round with MPI_Init_thread(MPI_THREAD_MULTIPLE); each time a second
+ * thread runs an allreduce on a duplicate communicator while the first
+ * runs its own: the big lock must be free after every Session_finalize, or
+ * the second thread waits forever).
  */
 #include "sessiontest.h"
 
+#include <pthread.h>
+
 enum { CYCLES = 5, BIG = 100000 };
+
+static int threads_mode;
+
+typedef struct {
+    MPI_Comm comm;
+    int      cycle, rank, sum;
+} helper_arg_t;
+
+static void *helper_allreduce(void *p)
+{
+    helper_arg_t *a = p;
+    int           v = a->rank + 1000 * a->cycle;
+
+    CHECK_OK(MPI_Allreduce(&v, &a->sum, 1, MPI_INT, MPI_SUM, a->comm));
+    return NULL;
+}
+
+/* Two threads in MPI at once: an allreduce on comm and, in a second
+ * thread, one on a duplicate of it (cycle c). */
+static void two_thread_allreduce(MPI_Comm comm, int c)
+{
+    helper_arg_t a = {.cycle = c};
+    pthread_t    th;
+    int          size, sum = 0;
+
+    MPI_Comm_rank(comm, &a.rank);
+    MPI_Comm_size(comm, &size);
+    CHECK_OK(MPI_Comm_dup(comm, &a.comm));
+    pthread_create(&th, NULL, helper_allreduce, &a);
+    CHECK_OK(MPI_Allreduce(&a.rank, &sum, 1, MPI_INT, MPI_SUM, comm));
+    pthread_join(th, NULL);
+    CHECK(sum == size * (size - 1) / 2, "cycle %d allreduce %d", c, sum);
+    CHECK(a.sum == size * (size - 1) / 2 + 1000 * c * size, "cycle %d helper allreduce %d", c,
+          a.sum);
+    CHECK_OK(MPI_Comm_free(&a.comm));
+}
 
 static void world_round(void)
 {
-    int rank, size, sum = 0;
-    MPI_Init(NULL, NULL);
+    int rank, size, sum = 0, provided = 0;
+    MPI_Init_thread(NULL, NULL, threads_mode ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     me = rank;
+    if (threads_mode) {
+        CHECK(provided == MPI_THREAD_MULTIPLE, "world: provided %d", provided);
+        two_thread_allreduce(MPI_COMM_WORLD, CYCLES);
+    }
     MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK(sum == size * (size - 1) / 2, "world allreduce %d", sum);
     MPI_Finalize();
@@ -37,7 +83,23 @@ static void cycle(int c)
     char       *sbuf = malloc(BIG), *rbuf = malloc(BIG);
     char       *bbuf = malloc(BIG + MPI_BSEND_OVERHEAD);
 
-    CHECK_OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s));
+    MPI_Info info = MPI_INFO_NULL;
+
+    if (threads_mode) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "thread_level", "MPI_THREAD_MULTIPLE");
+    }
+    CHECK_OK(MPI_Session_init(info, MPI_ERRORS_RETURN, &s));
+    if (info != MPI_INFO_NULL) {
+        char level[32];
+        int  len = (int)sizeof(level), flag = 0;
+        MPI_Info_free(&info);
+        CHECK_OK(MPI_Session_get_info(s, &info));
+        MPI_Info_get_string(info, "thread_level", &len, level, &flag);
+        MPI_Info_free(&info);
+        CHECK(flag && strcmp(level, "MPI_THREAD_MULTIPLE") == 0, "cycle %d: thread_level %s", c,
+              flag ? level : "(unset)");
+    }
     CHECK_OK(MPI_Group_from_session_pset(s, "mpi://WORLD", &g));
     CHECK_OK(MPI_Comm_create_from_group(g, "weft.test.reinit", MPI_INFO_NULL, MPI_ERRORS_RETURN,
                                         &comm));
@@ -61,6 +123,9 @@ static void cycle(int c)
                 break;
             }
         }
+    }
+    if (threads_mode) {
+        two_thread_allreduce(comm, c);
     }
     CHECK_OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, comm));
     CHECK(sum == size * (size - 1) / 2, "cycle %d allreduce %d", c, sum);
@@ -105,9 +170,10 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "sessions";
     int         world_first = strcmp(mode, "world-first") == 0;
-    int         world_last  = strcmp(mode, "world-last") == 0;
+    int         world_last  = strcmp(mode, "world-last") == 0 || strcmp(mode, "threads") == 0;
     int         flag;
 
+    threads_mode = strcmp(mode, "threads") == 0;
     if (world_first) {
         world_round();
     }

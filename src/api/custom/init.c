@@ -80,7 +80,7 @@ WEFT_API int PMPI_Finalize(void)
     /* The big lock is not needed any more, and finalize must not hold it
      * while waiting for other ranks; the progress thread goes first. */
     weft_progress_async_stop();
-    weft_runtime.thread_multiple = 0;
+    weft_cs_switch_off();
     rc = weft_runtime_finalize();
     return rc == MPI_SUCCESS ? rc : weft_err_dispatch_comm(MPI_COMM_WORLD, rc);
 }
