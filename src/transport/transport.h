@@ -150,7 +150,8 @@ typedef struct {
      * as local_handle); rma_done(cookie, len, err) follows. AGAIN: retry. */
     weft_status_t (*rma_read)(int src, void *local, size_t len, void *local_handle,
                               uint64_t raddr, uint64_t key, void *cookie);
-    /* Largest single rma_read. */
+    /* Largest single rma_read, rma_put or rma_get (WEFT_NET_RMA_CHUNK_SIZE
+     * or the provider's limit): callers split longer transfers. */
     size_t        (*max_rma)(void);
 
     /* ---- Dynamic processes (processes of other jobs) ----

@@ -8,8 +8,8 @@
  * RGET (provider with FI_RMA, WEFT_RNDV_PROTOCOL auto or rget; contiguous
  * send buffer): the sender registers its buffer and names it in the RTS
  * (addr, key; iov_count = RTS_RGET); the matched receiver, if its buffer is
- * contiguous, reads straight into it (chunks of the provider's largest
- * read) and answers FIN. Otherwise the receiver answers CTS and the sender
+ * contiguous, reads straight into it (pieces of the netmod's max_rma, all
+ * in flight) and answers FIN. Otherwise the receiver answers CTS and the sender
  * drops the registration and streams R3.
  *
  * R3 (pipelined sends): RTS ->

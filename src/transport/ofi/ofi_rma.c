@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "util/log.h"
+#include "util/tunables.h"
 
 /* ---- RMA (RGET) -------------------------------------------------------- */
 
@@ -68,9 +69,13 @@ weft_status_t ofi_rma_read(int src, void *local, size_t len, void *local_handle,
 
 size_t ofi_max_rma(void)
 {
-    size_t m = weft_ofi.info ? weft_ofi.info->ep_attr->max_msg_size : 0;
+    size_t m     = weft_ofi.info ? weft_ofi.info->ep_attr->max_msg_size : 0;
+    size_t chunk = (size_t)weft_tunables.NET_RMA_CHUNK_SIZE;
 
-    return m > ((size_t)1 << 30) || m == 0 ? (size_t)1 << 30 : m;
+    m = m > ((size_t)1 << 30) || m == 0 ? (size_t)1 << 30 : m;
+    /* Over TCP one read of 1 MiB or more takes twice as long as 512 KiB
+     * pieces all in flight (docs/performance.md, "RMA pieces"). */
+    return chunk > 0 && chunk < m ? chunk : m;
 }
 
 /* ---- One-sided windows ------------------------------------------------- */
