@@ -182,6 +182,8 @@ static int print_tuning(void)
     printf("  %-14s %zu%s\n", "CMA from", t.cma_threshold,
            t.cma_threshold > t.eager_limit ? " (2-copy pipeline between the eager limit and this)"
                                            : " (every rendezvous)");
+    printf("  %-14s %zu (contiguous CMA messages: sender and receiver copy at once)\n",
+           "coop from", t.coop_threshold);
     printf("  %-14s %s\n", "why", t.why);
     if (foreign > 0) {
         printf("  %-14s %d line(s) of WEFT_TUNING_FILE are not pt2pt rules (skipped)\n", "note",

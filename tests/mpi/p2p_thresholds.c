@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * The intra-node thresholds chosen at init (MPI_T pvars weft_shm_eager_limit,
- * weft_shm_cma_threshold): every rank reports the same values, and messages
+ * weft_shm_cma_threshold, weft_shm_coop_threshold): every rank reports the
+ * same values, and messages
  * one byte below, at and above each threshold (and the 2-copy pipeline slot
  * size) arrive intact, contiguous and strided, between every pair.
  * Usage: p2p_thresholds [print]   (print: rank 0 prints the values as
- * "thresholds eager_limit=N cma_threshold=N cma_ns=N copy_ns=N"). */
+ * "thresholds eager_limit=N cma_threshold=N cma_ns=N copy_ns=N xcopy_ns=N
+ * coop_threshold=N"). */
 #include "mpitest.h"
 
 static unsigned long long read_pvar(const char *name, int cls)
@@ -77,15 +79,16 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    unsigned long long v[5] = {read_pvar("weft_shm_eager_limit", MPI_T_PVAR_CLASS_SIZE),
+    unsigned long long v[6] = {read_pvar("weft_shm_eager_limit", MPI_T_PVAR_CLASS_SIZE),
                                read_pvar("weft_shm_cma_threshold", MPI_T_PVAR_CLASS_SIZE),
                                read_pvar("weft_shm_cma_cost_ns", MPI_T_PVAR_CLASS_LEVEL),
                                read_pvar("weft_shm_copy_cost_ns", MPI_T_PVAR_CLASS_LEVEL),
-                               read_pvar("weft_shm_xcopy_cost_ns", MPI_T_PVAR_CLASS_LEVEL)};
-    unsigned long long lo[5], hi[5];
-    MPI_Allreduce(v, lo, 5, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(v, hi, 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-    for (int k = 0; k < 5; k++) {
+                               read_pvar("weft_shm_xcopy_cost_ns", MPI_T_PVAR_CLASS_LEVEL),
+                               read_pvar("weft_shm_coop_threshold", MPI_T_PVAR_CLASS_SIZE)};
+    unsigned long long lo[6], hi[6];
+    MPI_Allreduce(v, lo, 6, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(v, hi, 6, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    for (int k = 0; k < 6; k++) {
         CHECK(lo[k] == hi[k], "ranks disagree on value %d: %llu..%llu", k, lo[k], hi[k]);
     }
     CHECK(v[0] >= 1024 && v[0] <= (64u << 20), "eager limit %llu", v[0]);
@@ -94,10 +97,12 @@ int main(int argc, char **argv)
     }
     if (rank == 0 && argc > 1 && strcmp(argv[1], "print") == 0) {
         printf("thresholds eager_limit=%llu cma_threshold=%llu cma_ns=%llu copy_ns=%llu "
-               "xcopy_ns=%llu\n", v[0], v[1], v[2], v[3], v[4]);
+               "xcopy_ns=%llu coop_threshold=%llu\n", v[0], v[1], v[2], v[3], v[4], v[5]);
     }
 
-    size_t edges[] = {(size_t)v[0], (size_t)v[1], 65536 /* pipeline slot */, 4096};
+    size_t edges[] = {(size_t)v[0], (size_t)v[1], 65536 /* pipeline slot */, 4096,
+                      (size_t)v[5] /* cooperative copy (halves up to 256 KiB) */,
+                      (size_t)256 << 10 /* 128 KiB chunks */};
     for (size_t e = 0; e < sizeof(edges) / sizeof(edges[0]); e++) {
         for (int delta = -1; delta <= 1; delta++) {
             if ((edges[e] == 0 && delta < 1) || edges[e] > (8u << 20)) {

@@ -25,10 +25,10 @@ def run(env, nprocs=2, expect_ok=True):
         assert proc.returncode != 0, detail
         return proc.stderr
     assert proc.returncode == 0 and "No Errors" in proc.stdout, detail
-    m = re.search(r"thresholds eager_limit=(\d+) cma_threshold=(\d+) cma_ns=(\d+) copy_ns=(\d+)",
-                  proc.stdout)
+    m = re.search(r"thresholds eager_limit=(\d+) cma_threshold=(\d+) cma_ns=(\d+) copy_ns=(\d+)"
+                  r" xcopy_ns=\d+ coop_threshold=(\d+)", proc.stdout)
     assert m, detail
-    return dict(zip(("eager", "cma", "cma_ns", "copy_ns"), map(int, m.groups())))
+    return dict(zip(("eager", "cma", "cma_ns", "copy_ns", "coop"), map(int, m.groups())))
 
 
 def test_slow_cma_moves_thresholds():
@@ -42,13 +42,17 @@ def test_slow_cma_moves_thresholds():
     # CMA costs more: two copies stay cheaper up to a larger size
     assert slow["cma"] > max(fast["cma"], fast["eager"]), (fast, slow)
     assert slow["eager"] >= fast["eager"], (fast, slow)
+    # cooperative copy from 2 x CMA's fixed cost x its rate, at most 256 KiB:
+    # a 400 us call never pays for itself below the cap
+    assert 4096 <= fast["coop"] <= 262144 and slow["coop"] == 262144, (fast, slow)
 
 
 def test_fixed_and_explicit_knobs_win():
     fixed = run({"WEFT_SMP_TUNING": "fixed"})
-    assert (fixed["eager"], fixed["cma"]) == (8192, 0)
-    mine = run({"WEFT_SMP_EAGERSIZE": "3000", "WEFT_SMP_CMA_THRESHOLD": "50000"})
-    assert (mine["eager"], mine["cma"]) == (3000, 50000)
+    assert (fixed["eager"], fixed["cma"], fixed["coop"]) == (8192, 0, 262144)
+    mine = run({"WEFT_SMP_EAGERSIZE": "3000", "WEFT_SMP_CMA_THRESHOLD": "50000",
+                "WEFT_SMP_COOP_THRESHOLD": "70000"})
+    assert (mine["eager"], mine["cma"], mine["coop"]) == (3000, 50000, 70000)
 
 
 def test_tuning_file_overrides(tmp_path):
@@ -56,9 +60,9 @@ def test_tuning_file_overrides(tmp_path):
     rules.write_text("# first matching pt2pt rule wins\n"
                      "pt2pt intra vendor=NoSuchVendor : eager_limit=1k cma_threshold=2k\n"
                      "pt2pt intra cma_ns>=100000000 : eager_limit=2k\n"
-                     "pt2pt intra : eager_limit=12k cma_threshold=96k\n")
+                     "pt2pt intra : eager_limit=12k cma_threshold=96k coop_threshold=20k\n")
     got = run({"WEFT_TUNING_FILE": str(rules)}, nprocs=3)
-    assert (got["eager"], got["cma"]) == (12 * 1024, 96 * 1024)
+    assert (got["eager"], got["cma"], got["coop"]) == (12 * 1024, 96 * 1024, 20 * 1024)
     # a condition on the measured cost selects another rule
     got = run({"WEFT_TUNING_FILE": str(rules), "WEFT_SMP_CMA_EXTRA_COST": "100000000"})
     if got["cma_ns"] > 0:
@@ -81,7 +85,7 @@ def test_weft_info_tuning_reports_choice(tmp_path):
         p = subprocess.run([info, "--tuning"], capture_output=True, text=True, timeout=60,
                            env=dict(os.environ, **env))
         assert p.returncode == 0, p.stderr
-        for key in ("CPU", "costs", "table", "eager limit", "CMA from", "why"):
+        for key in ("CPU", "costs", "table", "eager limit", "CMA from", "coop from", "why"):
             assert re.search(r"^\s+%s\s" % key, p.stdout, re.M), p.stdout
         eager = int(re.search(r"eager limit\s+(\d+)", p.stdout).group(1))
         cma = int(re.search(r"CMA from\s+(\d+)", p.stdout).group(1))

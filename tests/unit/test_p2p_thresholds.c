@@ -78,6 +78,11 @@ int main(void)
     weft_p2p_thresholds_t zen4 = choose(costs(1623, 2484, 280, 1u << 20));
     CHECK(zen4.eager_limit == 32 * 1024 && zen4.cma_threshold == 0, "eager %zu cma %zu (%s)",
           zen4.eager_limit, zen4.cma_threshold, zen4.why);
+    /* cooperative copy from 2 F B ~ 2 x 1.3 us x 14 GB/s ~ 37 KiB, page-rounded
+     * (the 2026-11-29 A/B: 48 KiB gains, 32 KiB level) */
+    CHECK(zen4.coop_threshold > 32 * 1024 && zen4.coop_threshold <= 48 * 1024 &&
+              zen4.coop_threshold % 4096 == 0,
+          "coop %zu (%s)", zen4.coop_threshold, zen4.why);
     weft_p2p_thresholds_t zen4b = choose(costs(1833, 2684, 290, 1u << 20));
     CHECK(zen4b.eager_limit == 32 * 1024 && zen4b.cma_threshold == 0, "eager %zu cma %zu (%s)",
           zen4b.eager_limit, zen4b.cma_threshold, zen4b.why);
@@ -131,6 +136,9 @@ int main(void)
     weft_p2p_thresholds_t amd_slow = choose(costs(1121 + 400000, 1833 + 400000, 110, 1u << 20));
     CHECK(amd_slow.cma_threshold > amd.cma_threshold, "cma %zu (%s)", amd_slow.cma_threshold,
           amd_slow.why);
+    /* ... and never lets the cooperative copy above 256 KiB */
+    CHECK(amd_slow.coop_threshold == 256u << 10 && amd.coop_threshold < amd_slow.coop_threshold,
+          "coop %zu / %zu", amd_slow.coop_threshold, amd.coop_threshold);
 
     /* no CMA: eager up to a quarter of the ring, pipeline above */
     weft_p2p_thresholds_t nocma = choose(costs(0, 0, 110, 1u << 20));
@@ -151,6 +159,7 @@ int main(void)
     weft_p2p_thresholds_t none = choose(costs(0, 0, 0, 0));
     CHECK(none.eager_limit == 8192 && strcmp(none.table, "fixed") == 0, "eager %zu table %s",
           none.eager_limit, none.table);
+    CHECK(none.coop_threshold == 256u << 10, "coop %zu", none.coop_threshold);
 
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);

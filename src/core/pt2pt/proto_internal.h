@@ -47,10 +47,10 @@ typedef struct {
     uint64_t offset;
 } r3_hdr_t;
 
-/* Contiguous messages at least this large are copied by both sides at once
- * (weft_shm_coop_*): the receiver pulls chunks while the sender pushes. */
-#define COOP_MIN_BYTES (256u << 10)
-#define COOP_SLOTS     8
+/* Contiguous CMA messages of at least p2p.coop_threshold bytes are copied by
+ * both sides at once (weft_shm_coop_*): the receiver pulls chunks while the
+ * sender pushes. */
+#define COOP_SLOTS 8
 
 /* A control message that did not fit into its ring yet. */
 typedef struct pending_ctrl {
@@ -82,6 +82,7 @@ typedef struct {
     size_t         r3_chunk;
     int            rget;            /* netmod rendezvous by RMA read */
     size_t         cma_threshold;
+    size_t         coop_threshold; /* contiguous CMA rendezvous: cooperative copy from here */
     int            cma;
     weft_request_t posted;   /* sentinel of the posted-receive list */
     weft_unexp_t   unexp;    /* sentinel of the unexpected list */

@@ -39,6 +39,13 @@
  * n*; CMA everything larger. Before issue 18 the model took P = B, so
  * the AMD VM switched from eager 64 KiB (2 copies, 62 GB/s) to CMA at
  * 128 KiB (15 GB/s): the bandwidth cliff.
+ *
+ * Cooperative copy (a contiguous CMA message copied half by the receiver,
+ * half by the sender at once): halving the copy saves n / 2B and costs the
+ * sender's CMA call, F, so it pays from n = 2 F B (the family 25 AMD VM:
+ * F 1.4 us, B 14.6 GB/s -> 42 KiB; measured latency 48 KiB 6.2 -> 4.9 us,
+ * 128 KiB 12.2 -> 5.8, 32 KiB level), rounded up to a page and never above
+ * the 256 KiB used before it was measured.
  */
 #include "core/pt2pt/shm_thresholds.h"
 
@@ -60,6 +67,10 @@
 /* n* = RNDV_OVERHEAD_FACTOR * F * B where the pipeline copies as fast as
  * CMA (see top) */
 #define RNDV_OVERHEAD_FACTOR 4.0
+/* Cooperative copy from n = COOP_SPLIT_FACTOR * F * B (see top), at most
+ * COOP_MAX_THRESHOLD (the fixed value before the model). */
+#define COOP_SPLIT_FACTOR  2.0
+#define COOP_MAX_THRESHOLD ((size_t)256 << 10)
 /* Rings of small nodes (weft_p2p_ring_bytes). */
 #define SMALL_NODE_RANKS 8
 #define SMALL_NODE_RING  ((size_t)1 << 20)
@@ -96,6 +107,7 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
     size_t ring_cap = pow2_floor(ring_payload + WEFT_SHM_HDR_SIZE) / 2;
     ring_cap        = ring_cap < EAGER_RING_CAP_MAX ? ring_cap : EAGER_RING_CAP_MAX;
 
+    t->coop_threshold = COOP_MAX_THRESHOLD;
     if (c->copy_ns == 0) {
         t->eager_limit   = FIXED_EAGER;
         t->cma_threshold = 0;
@@ -147,18 +159,22 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
         snprintf(why_eager, sizeof(why_eager), "pipeline copy ~%.1f GB/s (memcpy / %.0f, not "
                  "measured), a lone message's two copies ", pipe_rate, PIPE_COPY_SLOWDOWN);
     }
+    double coop = COOP_SPLIT_FACTOR * fixed_ns * rate;
     t->eager_limit   = eager;
     t->cma_threshold = nstar > eager ? nstar : 0; /* 0: CMA from the eager limit on */
+    if (coop < (double)COOP_MAX_THRESHOLD) {
+        t->coop_threshold = ((size_t)coop + 4095) & ~(size_t)4095;
+    }
     snprintf(t->table, sizeof(t->table), "measured");
     snprintf(t->why, sizeof(t->why),
              "%s family %d, L2 %llu KiB: CMA %llu ns per 4 KiB, %llu ns per 16 KiB -> fixed "
              "cost %.0f ns, %.1f GB/s; %s%.1f GB/s -> n* %.1f KiB "
-             "-> eager <= %zu (ring cap %zu), %s%zu",
+             "-> eager <= %zu (ring cap %zu), %s%zu; both sides copy from 2 F B = %zu",
              c->cpu_vendor[0] ? c->cpu_vendor : "unknown CPU", (int)c->cpu_family,
              (unsigned long long)(c->l2_bytes >> 10), (unsigned long long)c->cma_page_ns,
              (unsigned long long)c->cma_ns, fixed_ns, rate, why_eager, eager_rate, cross / 1024.0, eager, ring_cap,
              t->cma_threshold > eager ? "2-copy pipeline up to CMA from " : "CMA above ",
-             t->cma_threshold > eager ? t->cma_threshold : eager);
+             t->cma_threshold > eager ? t->cma_threshold : eager, t->coop_threshold);
 }
 
 /* ---- rules file ---------------------------------------------------------- */
@@ -204,7 +220,7 @@ static int condition(const char *w, const weft_shm_costs_t *c)
     return -1;
 }
 
-/* One result word: eager_limit=SIZE or cma_threshold=SIZE. */
+/* One result word: eager_limit=SIZE, cma_threshold=SIZE or coop_threshold=SIZE. */
 static int result(const char *w, weft_p2p_thresholds_t *t, int apply)
 {
     size_t v;
@@ -214,6 +230,10 @@ static int result(const char *w, weft_p2p_thresholds_t *t, int apply)
     }
     if (strncmp(w, "cma_threshold=", 14) == 0 && weft_parse_size(w + 14, &v) == 0) {
         t->cma_threshold = apply ? v : t->cma_threshold;
+        return 0;
+    }
+    if (strncmp(w, "coop_threshold=", 15) == 0 && weft_parse_size(w + 15, &v) == 0) {
+        t->coop_threshold = apply ? v : t->coop_threshold;
         return 0;
     }
     return -1;
@@ -253,7 +273,7 @@ int weft_p2p_thresholds_rules(const char *text, const char *path, const weft_shm
         }
         if (n < 4 || strcmp(words[1], "intra") != 0 || colon < 2 || colon == n - 1) {
             snprintf(err, errlen, "%s:%d: expected 'pt2pt intra [condition ...] : "
-                     "eager_limit=SIZE cma_threshold=SIZE'", path, lineno);
+                     "eager_limit=SIZE cma_threshold=SIZE [coop_threshold=SIZE]'", path, lineno);
             return -1;
         }
         for (int i = 2; i < colon; i++) {
@@ -268,7 +288,7 @@ int weft_p2p_thresholds_rules(const char *text, const char *path, const weft_shm
         for (int i = colon + 1; i < n; i++) {
             if (result(words[i], t, 0) != 0) {
                 snprintf(err, errlen, "%s:%d: bad setting '%s' (eager_limit=SIZE, "
-                         "cma_threshold=SIZE)", path, lineno, words[i]);
+                         "cma_threshold=SIZE, coop_threshold=SIZE)", path, lineno, words[i]);
                 return -1;
             }
         }
@@ -317,6 +337,7 @@ int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payloa
     if (weft_tunables.SMP_TUNING == 1) { /* fixed */
         t->eager_limit   = weft_tunables.SMP_EAGERSIZE;
         t->cma_threshold = weft_tunables.SMP_CMA_THRESHOLD;
+        t->coop_threshold = weft_tunables.SMP_COOP_THRESHOLD;
         snprintf(t->table, sizeof(t->table), "fixed");
         snprintf(t->why, sizeof(t->why), "WEFT_SMP_TUNING=fixed");
     } else if (file != NULL && file[0] != '\0') {
@@ -345,6 +366,10 @@ int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payloa
     if (weft_tunables_source(WEFT_TUNABLE_SMP_CMA_THRESHOLD) != WEFT_TSOURCE_DEFAULT) {
         t->cma_threshold = weft_tunables.SMP_CMA_THRESHOLD;
         append(t->why, sizeof(t->why), "; CMA threshold set by WEFT_SMP_CMA_THRESHOLD");
+    }
+    if (weft_tunables_source(WEFT_TUNABLE_SMP_COOP_THRESHOLD) != WEFT_TSOURCE_DEFAULT) {
+        t->coop_threshold = weft_tunables.SMP_COOP_THRESHOLD;
+        append(t->why, sizeof(t->why), "; cooperative copy set by WEFT_SMP_COOP_THRESHOLD");
     }
     if (t->eager_limit > ring_payload) {
         t->eager_limit = ring_payload;

@@ -16,8 +16,9 @@
 typedef struct {
     size_t eager_limit;   /* largest eager message */
     size_t cma_threshold; /* rendezvous from here on uses CMA, below it the 2-copy pipeline */
+    size_t coop_threshold; /* contiguous CMA rendezvous from here on: both sides copy at once */
     char   table[200];    /* where the values come from */
-    char   why[400];      /* the reasoning, one line */
+    char   why[512];      /* the reasoning, one line */
 } weft_p2p_thresholds_t;
 
 /* The choice from measured costs (costs->copy_ns > 0), or the fixed

@@ -53,8 +53,10 @@ int p2p_shm_tune(size_t ring_payload)
     }
     p2p.eager_limit   = t->eager_limit;
     p2p.cma_threshold = t->cma_threshold;
+    p2p.coop_threshold = t->coop_threshold;
     WEFT_PVAR_SET(SHM_EAGER_LIMIT, p2p.eager_limit);
     WEFT_PVAR_SET(SHM_CMA_THRESHOLD, p2p.cma_threshold);
+    WEFT_PVAR_SET(SHM_COOP_THRESHOLD, p2p.coop_threshold);
     WEFT_PVAR_SET(SHM_CMA_COST_NS, costs.cma_ns);
     WEFT_PVAR_SET(SHM_COPY_COST_NS, costs.copy_ns);
     WEFT_PVAR_SET(SHM_XCOPY_COST_NS, costs.xcopy_ns);

@@ -975,17 +975,23 @@ void weft_shm_coop_start(int sender, uint64_t handle, void *dst, size_t bytes)
         __atomic_store_n(&c->state, COOP_DECLINED, __ATOMIC_RELEASE);
         return;
     }
+    /* Two chunks at least (halves, page-rounded), so the sender always has
+     * one to take. */
+    size_t half  = (bytes / 2 + 4095) & ~(size_t)4095;
+    size_t chunk = half < SHM_COOP_CHUNK ? half : SHM_COOP_CHUNK;
+
     c->dst     = (uint64_t)(uintptr_t)dst;
     c->bytes   = bytes;
-    c->nchunks = (uint32_t)((bytes + SHM_COOP_CHUNK - 1) / SHM_COOP_CHUNK);
+    c->chunk   = (uint32_t)chunk;
+    c->nchunks = (uint32_t)((bytes + chunk - 1) / chunk);
     __atomic_store_n(&c->state, COOP_ACTIVE, __ATOMIC_RELEASE);
 }
 
 /* Copy one chunk: the receiver pulls, the sender pushes. */
 static int coop_copy(int peer, shm_coop_t *c, uint32_t k, int i_am_sender)
 {
-    size_t       off = (size_t)k * SHM_COOP_CHUNK;
-    size_t       len = c->bytes - off < SHM_COOP_CHUNK ? c->bytes - off : SHM_COOP_CHUNK;
+    size_t       off = (size_t)k * c->chunk;
+    size_t       len = c->bytes - off < c->chunk ? c->bytes - off : c->chunk;
     struct iovec src = {(char *)(uintptr_t)c->src + off, len};
     struct iovec dst = {(char *)(uintptr_t)c->dst + off, len};
 

@@ -161,7 +161,8 @@ void        weft_shm_pipe_release(int peer);
 
 /* Cooperative single copy of one large contiguous message: sender and
  * receiver both claim chunks from a shared counter and copy them with
- * process_vm_writev / process_vm_readv, so both cores move data at once.
+ * process_vm_writev / process_vm_readv, so both cores move data at once
+ * (chunks are halves of the message up to 256 KiB, 128 KiB beyond).
  * Sender: coop_open publishes the source and returns a handle (slot id and
  * generation, > 0) or 0 when no slot is free. Receiver, once matched:
  * coop_start names the destination and the byte count (<= the sent bytes;

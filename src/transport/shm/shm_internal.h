@@ -81,7 +81,7 @@ typedef struct {
     uint32_t state;
     uint32_t gen;      /* bumped at every open: tells reuses apart */
     uint32_t nchunks;
-    uint32_t pad0;
+    uint32_t chunk;    /* bytes per chunk (the last may be shorter) */
     uint64_t bytes;
     uint64_t src, dst;
     char     pad1[WEFT_SHM_CELL - 40];
