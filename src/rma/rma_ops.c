@@ -310,6 +310,18 @@ static int reduce_in_place(const rma_dest_t *d, const char *in, char *old, MPI_C
     MPI_Count    off = 0;
     int          rc  = MPI_SUCCESS;
 
+    if (d->dt->is_contig) { /* one range: no iov walk (fetch_and_op, small accumulates) */
+        char *at = d->addr + d->dt->true_lb;
+        if (old) {
+            memcpy(old, at, (size_t)nbytes);
+        }
+        if (op->id == WEFT_OP_REPLACE) {
+            memcpy(at, in, (size_t)nbytes);
+        } else if (op->id != WEFT_OP_NO_OP) {
+            rc = weft_op_reduce(op, in, at, nbytes / bdt->size, bdt);
+        }
+        return rc;
+    }
     while (off < nbytes && rc == MPI_SUCCESS) {
         MPI_Count covered;
         int       n = weft_dt_iov(d->dt, d->count, d->addr, off, iov, RMA_IOV_BATCH, &covered);
