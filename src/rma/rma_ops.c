@@ -300,6 +300,22 @@ static int do_get(void *obuf, MPI_Count ocount, weft_datatype_t *odt, int rank, 
 
 /* ---- accumulate -------------------------------------------------------------------- */
 
+/* One contiguous target range of len bytes at at: old (if not NULL) gets
+ * its previous contents, then at op= in. */
+static int reduce_range(char *at, const char *in, char *old, size_t len, const weft_op_t *op,
+                        const weft_datatype_t *bdt)
+{
+    if (old) {
+        memcpy(old, at, len);
+    }
+    if (op->id == WEFT_OP_REPLACE) {
+        memcpy(at, in, len);
+    } else if (op->id != WEFT_OP_NO_OP) {
+        return weft_op_reduce(op, in, at, (MPI_Count)len / bdt->size, bdt);
+    }
+    return MPI_SUCCESS;
+}
+
 /* target op= in over the target ranges, in place (mapped target, lock
  * held). in is the packed operand; old (if not NULL) gets the previous
  * contents, packed. */
@@ -311,16 +327,7 @@ static int reduce_in_place(const rma_dest_t *d, const char *in, char *old, MPI_C
     int          rc  = MPI_SUCCESS;
 
     if (d->dt->is_contig) { /* one range: no iov walk (fetch_and_op, small accumulates) */
-        char *at = d->addr + d->dt->true_lb;
-        if (old) {
-            memcpy(old, at, (size_t)nbytes);
-        }
-        if (op->id == WEFT_OP_REPLACE) {
-            memcpy(at, in, (size_t)nbytes);
-        } else if (op->id != WEFT_OP_NO_OP) {
-            rc = weft_op_reduce(op, in, at, nbytes / bdt->size, bdt);
-        }
-        return rc;
+        return reduce_range(d->addr + d->dt->true_lb, in, old, (size_t)nbytes, op, bdt);
     }
     while (off < nbytes && rc == MPI_SUCCESS) {
         MPI_Count covered;
@@ -329,17 +336,9 @@ static int reduce_in_place(const rma_dest_t *d, const char *in, char *old, MPI_C
             break;
         }
         for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
-            size_t len = iov[i].iov_len;
-            if (old) {
-                memcpy(old + off, iov[i].iov_base, len);
-            }
-            if (op->id == WEFT_OP_REPLACE) {
-                memcpy(iov[i].iov_base, in + off, len);
-            } else if (op->id != WEFT_OP_NO_OP) {
-                rc = weft_op_reduce(op, in + off, iov[i].iov_base,
-                                    (MPI_Count)len / bdt->size, bdt);
-            }
-            off += (MPI_Count)len;
+            rc = reduce_range(iov[i].iov_base, in + off, old ? old + off : NULL, iov[i].iov_len,
+                              op, bdt);
+            off += (MPI_Count)iov[i].iov_len;
         }
     }
     return rc;
@@ -376,18 +375,11 @@ static int acc_apply(const rma_dest_t *d, const char *in, char *old, MPI_Count n
     }
     rma_spin_lock(lock);
     rc = move(d, 0, tmp, nbytes, byte, nbytes);
-    if (rc == MPI_SUCCESS && old) {
-        memcpy(old, tmp, (size_t)nbytes);
+    if (rc == MPI_SUCCESS) {
+        rc = reduce_range(tmp, in, old, (size_t)nbytes, op, bdt);
     }
     if (rc == MPI_SUCCESS && op->id != WEFT_OP_NO_OP) {
-        if (op->id == WEFT_OP_REPLACE) {
-            memcpy(tmp, in, (size_t)nbytes);
-        } else {
-            rc = weft_op_reduce(op, in, tmp, nbytes / bdt->size, bdt);
-        }
-        if (rc == MPI_SUCCESS) {
-            rc = move(d, 1, tmp, nbytes, byte, nbytes);
-        }
+        rc = move(d, 1, tmp, nbytes, byte, nbytes);
     }
     rma_spin_unlock(lock);
     free(tmp);

@@ -66,4 +66,3 @@ def test_rma_async_progress(hosts, nhosts, per_host, flavor):  # noqa: F811
                                {"WEFT_RMA_FAKE_PPN": str(per_host), "WEFT_ASYNC_PROGRESS": "1"})
     check_passed(proc, detail)
     assert "operations completed while the target computed" in proc.stdout, proc.stdout
-
