@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * The node proxy (proxy.c) as a function: the weft-proxy program is a
- * one-line main around it, and mpiexec runs it in a forked child for its own
- * host, which saves that proxy's exec and dynamic linking at every start.
+ * The node proxy (proxy.c, proxy_ranks.c) as a function: the weft-proxy
+ * program is a one-line main around it, and mpiexec runs it in a forked
+ * child for its own host, which saves that proxy's exec and dynamic linking
+ * at every start.
  */
 #ifndef WEFT_LAUNCHER_PROXY_H
 #define WEFT_LAUNCHER_PROXY_H

@@ -2,8 +2,9 @@
  * Copyright (c) 2026 The Weft authors
  *
  * Layout and state of the shared-memory transport, shared by its files
- * (shm.c: node segment, rings, waits, CMA, pipeline, coop; shm_bridge.c:
- * bridges to processes of other jobs). Private to transport/shm.
+ * (shm.c: node segment, rings, waits, CMA, pipeline; shm_coop.c: cooperative
+ * copy; shm_bridge.c: bridges to processes of other jobs). Private to
+ * transport/shm.
  */
 #ifndef WEFT_TRANSPORT_SHM_INTERNAL_H
 #define WEFT_TRANSPORT_SHM_INTERNAL_H
