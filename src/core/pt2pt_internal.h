@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * Point-to-point internals shared by pt2pt.c, pt2pt_api.c and progress.c.
+ * Point-to-point internals shared by pt2pt.c, pt2pt_api.c, request_api.c and
+ * progress.c.
  */
 #ifndef WEFT_CORE_PT2PT_INTERNAL_H
 #define WEFT_CORE_PT2PT_INTERNAL_H
 
+#include "core/errors.h"
 #include "core/pt2pt.h"
+#include "core/status.h"
 
 int  weft_pt2pt_module_init(void);
 void weft_pt2pt_module_fini(void);
@@ -37,7 +40,7 @@ weft_unexp_t *weft_pt2pt_find_unexpected(uint32_t context, int source, int tag, 
 /* Start receiving an unexpected message removed from the queue (Mrecv). */
 void weft_pt2pt_recv_unexpected(weft_request_t *req, weft_unexp_t *u);
 
-/* Buffered sends or freed-but-active requests still outstanding (pt2pt_api.c). */
+/* Buffered sends or freed-but-active requests still outstanding (request_api.c). */
 int weft_pt2pt_api_busy(void);
 
 /* Cancel a pending operation; returns 1 if it was cancelled. */
@@ -48,5 +51,48 @@ struct weft_message {
     weft_unexp_t *msg;  /* NULL for MPI_MESSAGE_NO_PROC */
     weft_comm_t  *comm;
 };
+
+/* Helpers of the impls in pt2pt_api.c and request_api.c. */
+
+static inline int truncated(const MPI_Status *st, MPI_Count cap)
+{
+    return weft_error(MPI_ERR_TRUNCATE, "message from rank %d (tag %d) is longer than the "
+                      "%lld-byte receive buffer; the first %lld bytes were delivered",
+                      st->MPI_SOURCE, st->MPI_TAG, (long long)cap, (long long)cap);
+}
+
+static inline void status_empty(MPI_Status *st)
+{
+    st->MPI_SOURCE = MPI_ANY_SOURCE;
+    st->MPI_TAG    = MPI_ANY_TAG;
+    weft_status_set_bytes(st, 0);
+    weft_status_set_cancelled(st, 0);
+}
+
+/* Status copy for single-completion calls, which leave MPI_ERROR alone. */
+static inline void status_out(MPI_Status *out, const MPI_Status *in, int with_error)
+{
+    if (out == MPI_STATUS_IGNORE) {
+        return;
+    }
+    int err = out->MPI_ERROR;
+    *out    = *in;
+    if (!with_error) {
+        out->MPI_ERROR = err;
+    }
+}
+
+static inline weft_request_t *req_of(MPI_Request h)
+{
+    if (h == MPI_REQUEST_NULL) {
+        return NULL;
+    }
+    return weft_object_valid(h, WEFT_KIND_REQUEST) ? (weft_request_t *)h : NULL;
+}
+
+static inline int bad_request(const char *arg)
+{
+    return weft_error(MPI_ERR_REQUEST, "argument %s: invalid or freed request handle", arg);
+}
 
 #endif
