@@ -35,7 +35,7 @@ static weft_request_t *completed_request(weft_req_kind_t kind, weft_comm_t *comm
         r->comm = comm;
         weft_comm_retain(comm);
     }
-    status_empty(&r->status);
+    p2p_status_empty(&r->status);
     r->status.MPI_SOURCE = source;
     weft_request_complete(r);
     return r;
@@ -139,14 +139,14 @@ int weft_recv_impl(void *buf, MPI_Count count, weft_datatype_t *datatype, int so
     int        rc;
 
     if (source == MPI_PROC_NULL) {
-        status_empty(&st);
+        p2p_status_empty(&st);
         st.MPI_SOURCE = MPI_PROC_NULL;
-        status_out(status, &st, 0);
+        p2p_status_out(status, &st, 0);
         return MPI_SUCCESS;
     }
     rc = weft_recv_now(buf, count, datatype, source, tag, comm, WEFT_CTX_PT2PT, &st);
-    status_out(status, &st, 0);
-    return rc == MPI_ERR_TRUNCATE ? truncated(&st, count * datatype->size) : rc;
+    p2p_status_out(status, &st, 0);
+    return rc == MPI_ERR_TRUNCATE ? p2p_truncate_error(&st, count * datatype->size) : rc;
 }
 
 int weft_irecv_impl(void *buf, MPI_Count count, weft_datatype_t *datatype, int source, int tag,
@@ -169,7 +169,7 @@ int weft_sendrecv_impl(const void *sendbuf, MPI_Count sendcount, weft_datatype_t
     MPI_Status st;
     int        rc = weft_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                   recvtype, source, recvtag, comm, WEFT_CTX_PT2PT, &st);
-    status_out(status, &st, 0);
+    p2p_status_out(status, &st, 0);
     return rc;
 }
 
@@ -207,7 +207,7 @@ int weft_sendrecv_replace_impl(void *buf, MPI_Count count, weft_datatype_t *data
 
     if (rc == MPI_SUCCESS) {
         rc = weft_request_waitall(2, reqs, st);
-        status_out(status, &st[1], 0);
+        p2p_status_out(status, &st[1], 0);
     }
     free(copy);
     return rc;
@@ -364,11 +364,11 @@ int weft_recv_init_impl(void *buf, MPI_Count count, weft_datatype_t *datatype, i
 
 static int start_one(MPI_Request h, const char *arg)
 {
-    weft_request_t *r = req_of(h), *inner = NULL;
+    weft_request_t *r = p2p_request_of(h), *inner = NULL;
     int             rc;
 
     if (r == NULL || !r->persistent) {
-        return r == NULL ? bad_request(arg)
+        return r == NULL ? p2p_bad_request(arg)
                          : weft_error(MPI_ERR_REQUEST, "argument %s: not a persistent request", arg);
     }
     if (r->active) {
@@ -438,20 +438,20 @@ static void probe_status(MPI_Status *status, const weft_unexp_t *u)
     if (status == MPI_STATUS_IGNORE) {
         return;
     }
-    status_empty(&st);
+    p2p_status_empty(&st);
     st.MPI_SOURCE = u->src;
     st.MPI_TAG    = u->tag;
     weft_status_set_bytes(&st, u->bytes);
-    status_out(status, &st, 0);
+    p2p_status_out(status, &st, 0);
 }
 
 static void proc_null_status(MPI_Status *status)
 {
     MPI_Status st;
     if (status != MPI_STATUS_IGNORE) {
-        status_empty(&st);
+        p2p_status_empty(&st);
         st.MPI_SOURCE = MPI_PROC_NULL;
-        status_out(status, &st, 0);
+        p2p_status_out(status, &st, 0);
     }
 }
 
@@ -601,8 +601,8 @@ int weft_mrecv_impl(void *buf, MPI_Count count, weft_datatype_t *datatype, MPI_M
         return rc;
     }
     rc = weft_request_wait(r, &st);
-    status_out(status, &st, 0);
-    return rc == MPI_ERR_TRUNCATE ? truncated(&st, count * datatype->size) : rc;
+    p2p_status_out(status, &st, 0);
+    return rc == MPI_ERR_TRUNCATE ? p2p_truncate_error(&st, count * datatype->size) : rc;
 }
 
 int weft_imrecv_impl(void *buf, MPI_Count count, weft_datatype_t *datatype, MPI_Message *message,

@@ -54,14 +54,14 @@ struct weft_message {
 
 /* Helpers of the impls in pt2pt_api.c and request_api.c. */
 
-static inline int truncated(const MPI_Status *st, MPI_Count cap)
+static inline int p2p_truncate_error(const MPI_Status *st, MPI_Count cap)
 {
     return weft_error(MPI_ERR_TRUNCATE, "message from rank %d (tag %d) is longer than the "
                       "%lld-byte receive buffer; the first %lld bytes were delivered",
                       st->MPI_SOURCE, st->MPI_TAG, (long long)cap, (long long)cap);
 }
 
-static inline void status_empty(MPI_Status *st)
+static inline void p2p_status_empty(MPI_Status *st)
 {
     st->MPI_SOURCE = MPI_ANY_SOURCE;
     st->MPI_TAG    = MPI_ANY_TAG;
@@ -70,7 +70,7 @@ static inline void status_empty(MPI_Status *st)
 }
 
 /* Status copy for single-completion calls, which leave MPI_ERROR alone. */
-static inline void status_out(MPI_Status *out, const MPI_Status *in, int with_error)
+static inline void p2p_status_out(MPI_Status *out, const MPI_Status *in, int with_error)
 {
     if (out == MPI_STATUS_IGNORE) {
         return;
@@ -82,7 +82,7 @@ static inline void status_out(MPI_Status *out, const MPI_Status *in, int with_er
     }
 }
 
-static inline weft_request_t *req_of(MPI_Request h)
+static inline weft_request_t *p2p_request_of(MPI_Request h)
 {
     if (h == MPI_REQUEST_NULL) {
         return NULL;
@@ -90,7 +90,7 @@ static inline weft_request_t *req_of(MPI_Request h)
     return weft_object_valid(h, WEFT_KIND_REQUEST) ? (weft_request_t *)h : NULL;
 }
 
-static inline int bad_request(const char *arg)
+static inline int p2p_bad_request(const char *arg)
 {
     return weft_error(MPI_ERR_REQUEST, "argument %s: invalid or freed request handle", arg);
 }

@@ -87,15 +87,15 @@ static void zombie_add(weft_request_t *r)
 /* Finish a complete request: status out, release. Returns its error code. */
 static int request_finish(MPI_Request *handle, MPI_Status *status, int with_error)
 {
-    weft_request_t *r = req_of(*handle);
+    weft_request_t *r = p2p_request_of(*handle);
     weft_request_t *t = req_target(r);
     MPI_Status      st;
     int             rc;
 
     if (t == NULL) { /* the empty status, MPI_ERROR included */
-        status_empty(&st);
+        p2p_status_empty(&st);
         st.MPI_ERROR = MPI_SUCCESS;
-        status_out(status, &st, 1);
+        p2p_status_out(status, &st, 1);
         return MPI_SUCCESS;
     }
     st = t->status;
@@ -106,12 +106,12 @@ static int request_finish(MPI_Request *handle, MPI_Status *status, int with_erro
         }
     }
     rc = st.MPI_ERROR;
-    status_out(status, &st, with_error);
+    p2p_status_out(status, &st, with_error);
     if (rc != MPI_SUCCESS) {
         /* The error belongs to the request's communicator (its handler runs). */
         weft_err_set_comm(t->comm ? t->comm : r->comm);
         if (rc == MPI_ERR_TRUNCATE) {
-            truncated(&st, t->count * (t->datatype ? t->datatype->size : 0));
+            p2p_truncate_error(&st, t->count * (t->datatype ? t->datatype->size : 0));
         }
         if (t->failed_peer > 0) {
             weft_dev_lost_error(t->failed_peer - 1, t->failed_rank);
@@ -157,7 +157,7 @@ static int check_array(int count, const MPI_Request reqs[])
         return weft_error(MPI_ERR_ARG, "argument array_of_requests: NULL with count %d", count);
     }
     for (int i = 0; i < count; i++) {
-        if (reqs[i] != MPI_REQUEST_NULL && req_of(reqs[i]) == NULL) {
+        if (reqs[i] != MPI_REQUEST_NULL && p2p_request_of(reqs[i]) == NULL) {
             return weft_error(MPI_ERR_REQUEST, "argument array_of_requests[%d]: invalid or freed "
                               "request handle", i);
         }
@@ -167,10 +167,10 @@ static int check_array(int count, const MPI_Request reqs[])
 
 int weft_wait_impl(MPI_Request *request, MPI_Status *status)
 {
-    weft_request_t *r = req_of(*request);
+    weft_request_t *r = p2p_request_of(*request);
 
     if (r == NULL && *request != MPI_REQUEST_NULL) {
-        return bad_request("request");
+        return p2p_bad_request("request");
     }
     if (r) {
         weft_err_set_comm(r->comm);
@@ -181,10 +181,10 @@ int weft_wait_impl(MPI_Request *request, MPI_Status *status)
 
 int weft_test_impl(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    weft_request_t *r = req_of(*request);
+    weft_request_t *r = p2p_request_of(*request);
 
     if (r == NULL && *request != MPI_REQUEST_NULL) {
-        return bad_request("request");
+        return p2p_bad_request("request");
     }
     if (r) {
         weft_err_set_comm(r->comm);
@@ -215,7 +215,7 @@ int weft_waitall_impl(int count, MPI_Request array_of_requests[], MPI_Status *ar
         return rc;
     }
     for (int i = 0; i < count; i++) {
-        wait_until(req_of(array_of_requests[i]));
+        wait_until(p2p_request_of(array_of_requests[i]));
     }
     for (int i = 0; i < count; i++) {
         finish_multi(array_of_requests, i, array_of_statuses, i, &any_err);
@@ -237,7 +237,7 @@ int weft_testall_impl(int count, MPI_Request array_of_requests[], int *flag,
     }
     weft_progress_poll();
     for (int i = 0; i < count && all; i++) {
-        all = req_poll(req_of(array_of_requests[i]));
+        all = req_poll(p2p_request_of(array_of_requests[i]));
     }
     *flag = all;
     if (!all) {
@@ -255,12 +255,12 @@ static int find_done(int count, MPI_Request reqs[])
 {
     int active = 0;
     for (int i = 0; i < count; i++) {
-        weft_request_t *t = req_target(req_of(reqs[i]));
+        weft_request_t *t = req_target(p2p_request_of(reqs[i]));
         if (t == NULL) {
             continue;
         }
         active++;
-        if (req_poll(req_of(reqs[i]))) {
+        if (req_poll(p2p_request_of(reqs[i]))) {
             return i;
         }
     }
@@ -283,7 +283,7 @@ int weft_waitany_impl(int count, MPI_Request array_of_requests[], int *indx, MPI
     if (i == count) {
         *indx = MPI_UNDEFINED;
         if (status != MPI_STATUS_IGNORE) {
-            status_empty(status);
+            p2p_status_empty(status);
         }
         return MPI_SUCCESS;
     }
@@ -310,7 +310,7 @@ int weft_testany_impl(int count, MPI_Request array_of_requests[], int *indx, int
     if (i == count) {
         *indx = MPI_UNDEFINED;
         if (status != MPI_STATUS_IGNORE) {
-            status_empty(status);
+            p2p_status_empty(status);
         }
         return MPI_SUCCESS;
     }
@@ -324,11 +324,11 @@ static int collect_some(int incount, MPI_Request reqs[], int *outcount, int indi
     int n = 0, active = 0, any_err = 0;
 
     for (int i = 0; i < incount; i++) {
-        if (req_target(req_of(reqs[i])) == NULL) {
+        if (req_target(p2p_request_of(reqs[i])) == NULL) {
             continue;
         }
         active++;
-        if (req_poll(req_of(reqs[i]))) {
+        if (req_poll(p2p_request_of(reqs[i]))) {
             indices[n] = i;
             finish_multi(reqs, i, statuses, n, &any_err);
             n++;
@@ -371,16 +371,16 @@ int weft_testsome_impl(int incount, MPI_Request array_of_requests[], int *outcou
 /* Request_get_status*: like Test but the requests stay allocated. */
 static void peek_status(MPI_Request h, MPI_Status *status)
 {
-    weft_request_t *t = req_target(req_of(h));
+    weft_request_t *t = req_target(p2p_request_of(h));
     MPI_Status      st;
 
     if (status == MPI_STATUS_IGNORE) {
         return;
     }
     if (t == NULL) { /* the empty status, MPI_ERROR included */
-        status_empty(&st);
+        p2p_status_empty(&st);
         st.MPI_ERROR = MPI_SUCCESS;
-        status_out(status, &st, 1);
+        p2p_status_out(status, &st, 1);
         return;
     } else {
         st = t->status;
@@ -388,18 +388,18 @@ static void peek_status(MPI_Request h, MPI_Status *status)
             ((MPI_Grequest_query_function *)t->greq_query)(t->greq_extra, &st);
         }
     }
-    status_out(status, &st, 0);
+    p2p_status_out(status, &st, 0);
 }
 
 int weft_request_get_status_impl(MPI_Request request, int *flag, MPI_Status *status)
 {
-    if (request != MPI_REQUEST_NULL && req_of(request) == NULL) {
-        return bad_request("request");
+    if (request != MPI_REQUEST_NULL && p2p_request_of(request) == NULL) {
+        return p2p_bad_request("request");
     }
-    if (!req_poll(req_of(request))) {
+    if (!req_poll(p2p_request_of(request))) {
         weft_progress_poll();
     }
-    *flag = req_poll(req_of(request));
+    *flag = req_poll(p2p_request_of(request));
     if (*flag) {
         peek_status(request, status);
     }
@@ -416,7 +416,7 @@ int weft_request_get_status_all_impl(int count, const MPI_Request array_of_reque
     }
     weft_progress_poll();
     for (int i = 0; i < count && all; i++) {
-        all = req_poll(req_of(array_of_requests[i]));
+        all = req_poll(p2p_request_of(array_of_requests[i]));
     }
     *flag = all;
     for (int i = 0; all && i < count && array_of_statuses != MPI_STATUSES_IGNORE; i++) {
@@ -454,11 +454,11 @@ int weft_request_get_status_some_impl(int incount, const MPI_Request array_of_re
     }
     weft_progress_poll();
     for (int i = 0; i < incount; i++) {
-        if (req_target(req_of(array_of_requests[i])) == NULL) {
+        if (req_target(p2p_request_of(array_of_requests[i])) == NULL) {
             continue;
         }
         active++;
-        if (req_poll(req_of(array_of_requests[i]))) {
+        if (req_poll(p2p_request_of(array_of_requests[i]))) {
             array_of_indices[n] = i;
             peek_status(array_of_requests[i], array_of_statuses == MPI_STATUSES_IGNORE
                                                   ? MPI_STATUS_IGNORE : &array_of_statuses[n]);
@@ -471,10 +471,10 @@ int weft_request_get_status_some_impl(int incount, const MPI_Request array_of_re
 
 int weft_request_free_impl(MPI_Request *request)
 {
-    weft_request_t *r = req_of(*request);
+    weft_request_t *r = p2p_request_of(*request);
 
     if (r == NULL) {
-        return bad_request("request");
+        return p2p_bad_request("request");
     }
     if (r->persistent) {
         if (r->active && !req_poll(r)) {
@@ -497,10 +497,10 @@ int weft_request_free_impl(MPI_Request *request)
 
 int weft_cancel_impl(MPI_Request *request)
 {
-    weft_request_t *r = req_of(*request), *t;
+    weft_request_t *r = p2p_request_of(*request), *t;
 
     if (r == NULL) {
-        return bad_request("request");
+        return p2p_bad_request("request");
     }
     t = req_target(r);
     if (t == NULL) {
@@ -614,14 +614,14 @@ int weft_grequest_start_impl(MPI_Grequest_query_function *query_fn,
     r->on_free     = greq_on_free; /* free_fn runs whenever the request goes */
     r->comm        = &weft_comm_self;
     weft_comm_retain(r->comm);
-    status_empty(&r->status);
+    p2p_status_empty(&r->status);
     *request = (MPI_Request)r;
     return MPI_SUCCESS;
 }
 
 int weft_grequest_complete_impl(MPI_Request request)
 {
-    weft_request_t *r = req_of(request);
+    weft_request_t *r = p2p_request_of(request);
 
     if (r == NULL || r->kind != WEFT_REQ_GREQ) {
         return weft_error(MPI_ERR_REQUEST, "argument request: not a generalized request");
