@@ -116,7 +116,9 @@ static int cma_probe(int peer)
  * lands on the first few thousand small messages a job sends: np 2 bw at
  * 256 B measured 1.0 GB/s with 1 MiB rings in a short run against 2.2 warm.
  * A thread allocates this rank's outgoing rings at once instead, beside the
- * job's start, and ends (fini waits for it). */
+ * job's start, and ends (fini stops it and waits). Not where local ranks
+ * outnumber the CPUs (config->prefault_rings): there it delays the ranks
+ * still starting. */
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
@@ -126,13 +128,18 @@ typedef struct {
     int    n, me;
 } prefault_job_t;
 
+/* Map [start, start + bytes) in pieces, so that fini can stop it: a job
+ * that ends early does not wait for rings it never used. */
 static void prefault_range(char *start, size_t bytes)
 {
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t from = ((uintptr_t)start + page - 1) & ~(page - 1);
-    uintptr_t to   = ((uintptr_t)start + bytes) & ~(page - 1);
-    if (to > from) {
-        (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE); /* best effort */
+    const uintptr_t piece = 64 << 10;
+    uintptr_t       page  = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t       from  = ((uintptr_t)start + page - 1) & ~(page - 1);
+    uintptr_t       to    = ((uintptr_t)start + bytes) & ~(page - 1);
+
+    for (; from < to && !__atomic_load_n(&shm.prefault_stop, __ATOMIC_ACQUIRE); from += piece) {
+        uintptr_t end = to - from > piece ? from + piece : to;
+        (void)madvise((void *)from, end - from, MADV_POPULATE_WRITE); /* best effort */
     }
 }
 
@@ -161,6 +168,7 @@ static void prefault_start(char *rings, size_t stride)
 
     *j                = (prefault_job_t){rings, stride, shm.n, shm.me};
     shm.prefault_done = 0;
+    shm.prefault_stop = 0;
     /* Detached: nobody needs its result, only to know it is done before the
      * rings go (fini); a joinable thread still unjoined when the
      * application forks counts as leaked in the child (ThreadSanitizer
@@ -460,7 +468,7 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
     if (attach(name, config, (weft_shm_xcopy_area_t *)((char *)shm.base + off_xcopy)) != 0) {
         return -1;
     }
-    if (shm.n >= 2) { /* after the cost probe, which it would disturb */
+    if (shm.n >= 2 && config->prefault_rings) { /* after the cost probe, which it would disturb */
         prefault_start((char *)shm.base + off_rings + ring_stride * (size_t)shm.me * (size_t)shm.n,
                        ring_stride);
     }
@@ -469,8 +477,9 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
 
 void weft_shm_fini(void)
 {
+    __atomic_store_n(&shm.prefault_stop, 1, __ATOMIC_RELEASE);
     while (shm.prefaulting && !__atomic_load_n(&shm.prefault_done, __ATOMIC_ACQUIRE)) {
-        usleep(100); /* it maps a few MiB at init: done long before, nearly always */
+        usleep(100); /* at most one 64 KiB piece */
     }
     shm.prefaulting = 0;
     if (shm.base != NULL) {

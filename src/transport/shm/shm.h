@@ -44,6 +44,9 @@ typedef struct {
                              * local rank has a CPU; sharing one, the two processes of
                              * the timing take turns and it measures the scheduler */
     long   cma_extra_ns;    /* testing: added to the measured CMA cost */
+    int    prefault_rings;  /* map this rank's outgoing rings in a background thread;
+                             * not where local ranks outnumber the CPUs, where it takes
+                             * them from ranks still starting */
     /* Local rank 0: fills the cpu fields of the costs (called while the
      * other ranks start, before the measurement); NULL: unknown. */
     void (*node_facts)(struct weft_shm_costs *facts);

@@ -157,6 +157,7 @@ typedef struct {
     int                   bell_out;      /* for waking a peer asleep on its socket */
     int                   prefaulting;   /* the ring prefault thread was started (see shm.c) */
     int                   prefault_done; /* ... and is done with the rings (atomic) */
+    int                   prefault_stop; /* fini: stop at the next piece (atomic) */
     char                  name[512];     /* the node segment's name, for weft_shm_abandon */
 } shm_state_t;
 
