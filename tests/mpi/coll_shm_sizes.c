@@ -3,7 +3,8 @@
  *
  * Collectives at and around every message size where the shipped rules
  * switch between the shared-memory algorithms and point-to-point ones
- * (src/coll/tuning/default.rules, issue 18): 4 bytes below, at and above
+ * (src/coll/tuning/default.rules, issue 18), and where the node region
+ * moves a contribution from a line to a small area to a slot: 4 bytes below, at and above
  * each switch point, back to back with no barrier, the root moving every
  * call, and a non-blocking allreduce in flight across the blocking calls of
  * the same communicator (issued before them, completed after them, as MPI's
@@ -60,7 +61,10 @@ static long diff_sum(const int *b, long n, int call)
 
 int main(int argc, char **argv)
 {
-    static const long points[] = {4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576};
+    /* 56 and 512: the node region's line and small-area limits (contributions
+     * move from a line to a small area to a slot; coll_shm_internal.h) */
+    static const long points[] = {56,    64,     512,    4096,   8192,   16384,
+                                  32768, 65536, 131072, 262144, 524288, 1048576};
     long              maxbytes = argc > 1 ? atol(argv[1]) : 1048576 + 4;
     long              maxn     = maxbytes / 4 + 1;
     int              *a, *b, *big, *nbin, *nbout;

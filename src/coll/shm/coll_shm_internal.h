@@ -34,13 +34,16 @@
  *                              bytes spread over lines that each carry their
  *                              own counter (readers fetch them all at once),
  *                              else line 0 flags a chunk in result[]
- *   slots[n][NSLOT][SLOT_BYTES] contributions larger than a line (large
- *                              reductions combine in place in the last
- *                              rank's slot, each rank its 1/n piece)
+ *   slots[n][NSLOT][SLOT_BYTES] contributions larger than SMALL_BYTES
+ *                              (large reductions combine in place in the
+ *                              last rank's slot, each rank its 1/n piece)
  *   result[NSLOT][SLOT_BYTES]  broadcast chunks larger than a packet
+ *   small[n][NBUF][SMALL_BYTES] contributions larger than a line, up to
+ *                              SMALL_BYTES: as deep as the lines
  * Every data movement is cut into rounds of at most SLOT_BYTES; round r
- * uses lines r % nbuf and slots r % NSLOT, and a rank writes into them only
- * once every rank finished round r - nbuf (lines) or r - NSLOT (slots), so
+ * uses lines and small areas r % nbuf and slots r % NSLOT, and a rank writes
+ * into them only once every rank finished round r - nbuf (lines, small
+ * areas) or r - NSLOT (slots), so
  * the writer of the next chunk never
  * waits for the readers of the current one (and, knowing how far everyone
  * got, checks again only every few rounds). All counters only grow, and
@@ -76,6 +79,12 @@
 #define NSLOT        8
 #define SLOT_BYTES   (16u * 1024u)
 #define INLINE_BYTES 56u
+/* Contributions up to this size (more than a line) go to a small area per
+ * rank and round that cycles with the lines, NBUF deep, not through the
+ * 8-deep slots: on an oversubscribed node back-to-back reduce, gather and
+ * scatter of 64-256 B otherwise got a context switch every 8 calls (np 4
+ * on 2 cores, docs/performance.md "Small areas"). n * NBUF * 512 B. */
+#define SMALL_BYTES 512u
 /* Up to this many ranks every rank of a one-node barrier reads everyone's
  * counter (one line transfer of latency); above it, a leader collects and
  * releases (two transfers, but no n^2 cache traffic). With more of the
@@ -120,7 +129,7 @@ struct weft_coll_shm {
     void        *base;
     size_t       bytes;
     line_t      *arrive, *release, *post, *reduced, *done, *ready;
-    char        *slots, *result;
+    char        *slots, *result, *small;
     /* Non-blocking and persistent calls in flight on this communicator, in
      * the order they were started (see "Order rule" below). */
     struct shm_op *queue_head, *queue_tail;
@@ -207,13 +216,25 @@ static inline line_t *post_line(struct weft_coll_shm *sh, int j, uint64_t r)
     return &sh->post[(size_t)j * NBUF + r % sh->nbuf];
 }
 
-/* Where rank j's contribution of len bytes for round r lives. */
+/* Where rank j's contribution of len bytes for round r lives: its post
+ * line, its small area (both reused after r - nbuf) or its slot (after
+ * r - NSLOT, see in_slot). */
 static inline unsigned char *contrib(struct weft_coll_shm *sh, int j, uint64_t r, size_t len)
 {
     if (len <= INLINE_BYTES) {
         return post_line(sh, j, r)->data;
     }
+    if (len <= SMALL_BYTES) {
+        return (unsigned char *)sh->small + ((size_t)j * NBUF + r % sh->nbuf) * SMALL_BYTES;
+    }
     return (unsigned char *)sh->slots + ((size_t)j * NSLOT + r % NSLOT) * SLOT_BYTES;
+}
+
+/* Does a contribution of len bytes live in a slot (the NSLOT reuse rule,
+ * weft_coll_shm_round_reuse's slots argument)? */
+static inline int in_slot(size_t len)
+{
+    return len > SMALL_BYTES;
 }
 
 static inline line_t *ready_pkt(struct weft_coll_shm *sh, uint64_t r)

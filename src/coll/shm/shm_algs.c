@@ -348,7 +348,7 @@ static int alltoall_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
         size_t         all  = len * (size_t)n; /* this round's bytes per slot */
         uint64_t       r    = round_begin(sh);
         unsigned char *mine = contrib(sh, me, r, all);
-        weft_coll_shm_round_reuse(sh, r, all > INLINE_BYTES);
+        weft_coll_shm_round_reuse(sh, r, in_slot(all));
         for (int j = 0; j < n; j++) {
             weft_dt_pack(sdt, scount, sbuf + j * sstride, off, mine + (size_t)j * len,
                          (MPI_Count)len);

@@ -171,7 +171,7 @@ int weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void
         }
         return MPI_SUCCESS;
     }
-    if (total > INLINE_BYTES) {
+    if (in_slot(total)) {
         weft_coll_shm_prefault(sh, 0, (MPI_Count)total);
     }
     /* Every post carries the call's byte count: ranks whose counts differ
@@ -181,12 +181,12 @@ int weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void
     if (total <= REDUCE_ALL_MAX) {
         uint64_t r = round_begin(sh);
         int      j;
-        weft_coll_shm_round_reuse(sh, r, total > INLINE_BYTES);
+        weft_coll_shm_round_reuse(sh, r, in_slot(total));
         memcpy(contrib(sh, me, r, total), (const char *)mydata + tlb, total);
         publish(post_line(sh, me, r), seq_make(r, (MPI_Count)total, 1));
         if (buffer_free(sh, r + 1)) {
             weft_prefetch_for_write(post_line(sh, me, r + 1), sizeof(line_t));
-            if (total > INLINE_BYTES && slot_free(sh, r + 1)) {
+            if (total > INLINE_BYTES && (!in_slot(total) || slot_free(sh, r + 1))) {
                 weft_prefetch_for_write(contrib(sh, me, r + 1, total), total);
             }
         }
@@ -267,7 +267,7 @@ int weft_coll_shm_node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_C
     if (weft_coll_shm_cma_wanted(sh, block)) { /* block must match everywhere, so all ranks take it */
         return weft_coll_shm_cma_gather(sh, b, block, all, lroot);
     }
-    if (block > (MPI_Count)INLINE_BYTES) {
+    if (in_slot((size_t)block)) {
         weft_coll_shm_prefault(sh, 0, block);
     }
     /* Posts carry the block size. With `all` every rank reads every post of
@@ -279,7 +279,7 @@ int weft_coll_shm_node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_C
         size_t   len = (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
         uint64_t r   = round_begin(sh);
         if (!want || all) {
-            weft_coll_shm_round_reuse(sh, r, len > INLINE_BYTES);
+            weft_coll_shm_round_reuse(sh, r, in_slot(len));
             weft_dt_pack(b->sdt, b->scount, b->sbuf, off, contrib(sh, me, r, len), (MPI_Count)len);
             publish(post_line(sh, me, r), seq_make(r, block, 0));
         }
@@ -339,7 +339,8 @@ int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_
             size_t len = (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
             last       = off + (MPI_Count)len >= block;
             int small = block <= (MPI_Count)INLINE_BYTES; /* one round, in lines */
-            weft_coll_shm_round_reuse(sh, r, !small);
+            int one   = !in_slot((size_t)block);          /* one round, lines or small areas */
+            weft_coll_shm_round_reuse(sh, r, !one);
             if (n == 2 && small) { /* in the flag's own line */
                 weft_dt_pack(b->sdt, b->scount, (const char *)b->sbuf + (1 - me) * sstride, 0,
                              pkt[0].data, block);
@@ -347,8 +348,7 @@ int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_
             for (int j = 0; j < n && len > 0 && !(n == 2 && small); j++) {
                 if (j != me) {
                     weft_dt_pack(b->sdt, b->scount, (const char *)b->sbuf + j * sstride, off,
-                                 small ? post_line(sh, j, r)->data : contrib(sh, j, r, SLOT_BYTES),
-                                 (MPI_Count)len);
+                                 contrib(sh, j, r, one ? (size_t)block : SLOT_BYTES), (MPI_Count)len);
                 }
             }
             publish(&pkt[0], seq_make(r, block, last));
@@ -373,15 +373,15 @@ int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_
              * this round holds for us and fits our buffer */
             len  = last ? (block - off) : SLOT_BYTES;
             mine = block - off < len ? block - off : len;
-            /* a block of up to a line rides in a line (the root's size says
-             * so: one round, off 0): the flag's on a two-rank node, else our
-             * post line of the round */
-            int inl = off == 0 && last && rooth <= (MPI_Count)INLINE_BYTES;
+            /* a block of up to SMALL_BYTES is one round (the root's size
+             * says so: off 0) in our post line or small area, and one of up
+             * to a line on a two-rank node in the flag's line */
+            int one = off == 0 && last && !in_slot((size_t)rooth);
             if (rc == MPI_SUCCESS && mine > 0) {
                 weft_dt_unpack(b->rdt, b->rcount, b->rbuf, off,
-                               !inl     ? contrib(sh, me, r, SLOT_BYTES)
-                               : n == 2 ? pkt[0].data
-                                        : post_line(sh, me, r)->data,
+                               !one                                       ? contrib(sh, me, r, SLOT_BYTES)
+                               : n == 2 && rooth <= (MPI_Count)INLINE_BYTES ? pkt[0].data
+                                                                            : contrib(sh, me, r, (size_t)rooth),
                                mine);
             }
         }

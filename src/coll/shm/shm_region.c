@@ -21,7 +21,8 @@
 static size_t region_bytes(int n)
 {
     size_t lines = (size_t)n * (3 + NBUF) + 1 + (size_t)NBUF * PKT_LINES;
-    return lines * sizeof(line_t) + (size_t)(n + 1) * NSLOT * SLOT_BYTES;
+    return lines * sizeof(line_t) + (size_t)(n + 1) * NSLOT * SLOT_BYTES +
+           (size_t)n * NBUF * SMALL_BYTES;
 }
 
 static void region_carve(struct weft_coll_shm *sh)
@@ -36,6 +37,7 @@ static void region_carve(struct weft_coll_shm *sh)
     sh->ready   = sh->done + n;
     sh->slots   = (char *)(sh->ready + NBUF * PKT_LINES);
     sh->result  = sh->slots + (size_t)n * NSLOT * SLOT_BYTES;
+    sh->small   = sh->result + (size_t)NSLOT * SLOT_BYTES;
 }
 
 /* The region of the blocking shared-memory call this thread is running

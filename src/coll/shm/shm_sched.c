@@ -207,7 +207,7 @@ static int reduce_poll(void *state, int first, int *rc)
     if (first) {
         o->first = 0, o->phase = 0;
     }
-    int t = turn(sh, o, first, rc, 0, total > INLINE_BYTES ? (MPI_Count)total : 0);
+    int t = turn(sh, o, first, rc, 0, in_slot(total) ? (MPI_Count)total : 0);
     if (t <= 0) {
         return t < 0;
     }
@@ -326,7 +326,7 @@ static int gather_poll(void *state, int first, int *rc)
     if (first) {
         blocks_op_start(o);
     }
-    int t = turn(sh, &o->h, first, rc, 0, o->block > (MPI_Count)INLINE_BYTES ? o->block : 0);
+    int t = turn(sh, &o->h, first, rc, 0, in_slot((size_t)o->block) ? o->block : 0);
     if (t <= 0) {
         return t < 0;
     }
@@ -390,7 +390,7 @@ static int scatter_poll(void *state, int first, int *rc)
     if (first) {
         blocks_op_start(o);
     }
-    int t = turn(sh, &o->h, first, rc, 0, o->block > (MPI_Count)INLINE_BYTES ? o->block : 0);
+    int t = turn(sh, &o->h, first, rc, 0, in_slot((size_t)o->block) ? o->block : 0);
     if (t <= 0) {
         return t < 0;
     }
