@@ -69,7 +69,7 @@
  * with 32; reduce 4-32 B 0.66-0.76 against 0.31-0.35; gather 4-32 B
  * 0.91-0.94 against 0.37-0.44). With a CPU per rank, 8 (np 2 pinned,
  * OSU-style: gather 32 B-4 KiB 0.18-0.62 us with 8, 0.24-0.82 with 16 or
- * 32). Only lines go
+ * 32). Only lines and the small areas go
  * deeper: the NSLOT sets of SLOT_BYTES buffers of larger rounds stay at 8
  * (32 sets made np 4 OSU-style gather 4-16 KiB 10.8-14.8 us against
  * 1.9-3.4: n + 1 sets of 16 KiB per round no longer stay in cache), so a
