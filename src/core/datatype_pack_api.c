@@ -17,18 +17,29 @@
 /* ------------------------------------------------------------------ */
 /* Pack / unpack                                                       */
 
+/* What every pack and unpack checks: the position inside the size-byte
+ * buffer, and need bytes of room from there. */
+static int pack_room(MPI_Count need, MPI_Count size, MPI_Count pos, int packing)
+{
+    if (pos < 0 || pos > size) {
+        return weft_error(MPI_ERR_ARG, "position %lld is outside the buffer of %lld bytes",
+                          (long long)pos, (long long)size);
+    }
+    if (size - pos < need) {
+        return weft_error(MPI_ERR_TRUNCATE, "%lld bytes to %s but only %lld left in %s",
+                          (long long)need, packing ? "pack" : "unpack", (long long)(size - pos),
+                          packing ? "outbuf" : "inbuf");
+    }
+    return MPI_SUCCESS;
+}
+
 static int pack(const void *inbuf, MPI_Count incount, weft_datatype_t *dt, void *outbuf,
                 MPI_Count outsize, MPI_Count *position)
 {
-    MPI_Count need = incount * dt->size;
-    MPI_Count pos  = *position;
-    if (pos < 0 || pos > outsize) {
-        return weft_error(MPI_ERR_ARG, "position %lld is outside the buffer of %lld bytes",
-                          (long long)pos, (long long)outsize);
-    }
-    if (outsize - pos < need) {
-        return weft_error(MPI_ERR_TRUNCATE, "%lld bytes to pack but only %lld left in outbuf",
-                          (long long)need, (long long)(outsize - pos));
+    MPI_Count need = incount * dt->size, pos = *position;
+    int       rc   = pack_room(need, outsize, pos, 1);
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
     weft_dt_pack(dt, incount, inbuf, 0, (char *)outbuf + pos, need);
     *position = pos + need;
@@ -38,15 +49,10 @@ static int pack(const void *inbuf, MPI_Count incount, weft_datatype_t *dt, void 
 static int unpack(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
                   MPI_Count outcount, weft_datatype_t *dt)
 {
-    MPI_Count need = outcount * dt->size;
-    MPI_Count pos  = *position;
-    if (pos < 0 || pos > insize) {
-        return weft_error(MPI_ERR_ARG, "position %lld is outside the buffer of %lld bytes",
-                          (long long)pos, (long long)insize);
-    }
-    if (insize - pos < need) {
-        return weft_error(MPI_ERR_TRUNCATE, "%lld bytes to unpack but only %lld left in inbuf",
-                          (long long)need, (long long)(insize - pos));
+    MPI_Count need = outcount * dt->size, pos = *position;
+    int       rc   = pack_room(need, insize, pos, 0);
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
     weft_dt_unpack(dt, outcount, outbuf, 0, (const char *)inbuf + pos, need);
     *position = pos + need;
@@ -124,19 +130,13 @@ static int pack_external(const char *datarep, const void *inbuf, MPI_Count incou
                          weft_datatype_t *dt, void *outbuf, MPI_Count outsize,
                          MPI_Count *position)
 {
-    int rc = check_datarep(datarep);
+    MPI_Count need = incount * weft_dt_ext32_size(dt), pos = *position;
+    int       rc   = check_datarep(datarep);
+    if (rc == MPI_SUCCESS) {
+        rc = pack_room(need, outsize, pos, 1);
+    }
     if (rc != MPI_SUCCESS) {
         return rc;
-    }
-    MPI_Count need = incount * weft_dt_ext32_size(dt);
-    MPI_Count pos  = *position;
-    if (pos < 0 || pos > outsize) {
-        return weft_error(MPI_ERR_ARG, "position %lld is outside the buffer of %lld bytes",
-                          (long long)pos, (long long)outsize);
-    }
-    if (outsize - pos < need) {
-        return weft_error(MPI_ERR_TRUNCATE, "%lld bytes to pack but only %lld left in outbuf",
-                          (long long)need, (long long)(outsize - pos));
     }
     weft_dt_ext32_pack(dt, incount, inbuf, (char *)outbuf + pos);
     *position = pos + need;
@@ -147,19 +147,13 @@ static int unpack_external(const char *datarep, const void *inbuf, MPI_Count ins
                            MPI_Count *position, void *outbuf, MPI_Count outcount,
                            weft_datatype_t *dt)
 {
-    int rc = check_datarep(datarep);
+    MPI_Count need = outcount * weft_dt_ext32_size(dt), pos = *position;
+    int       rc   = check_datarep(datarep);
+    if (rc == MPI_SUCCESS) {
+        rc = pack_room(need, insize, pos, 0);
+    }
     if (rc != MPI_SUCCESS) {
         return rc;
-    }
-    MPI_Count need = outcount * weft_dt_ext32_size(dt);
-    MPI_Count pos  = *position;
-    if (pos < 0 || pos > insize) {
-        return weft_error(MPI_ERR_ARG, "position %lld is outside the buffer of %lld bytes",
-                          (long long)pos, (long long)insize);
-    }
-    if (insize - pos < need) {
-        return weft_error(MPI_ERR_TRUNCATE, "%lld bytes to unpack but only %lld left in inbuf",
-                          (long long)need, (long long)(insize - pos));
     }
     weft_dt_ext32_unpack(dt, outcount, (const char *)inbuf + pos, outbuf);
     *position = pos + need;

@@ -267,19 +267,29 @@ static int find_done(int count, MPI_Request reqs[])
     return active ? -1 : count;
 }
 
-int weft_waitany_impl(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
+/* Progress until find_done has an answer for the array (a done index, or
+ * count when nothing is active). */
+static int wait_for_done(int count, MPI_Request array_of_requests[])
 {
     weft_wait_t w = {0};
-    int         rc = check_array(count, array_of_requests), i;
+    int         i;
 
-    if (rc != MPI_SUCCESS) {
-        return rc;
-    }
     while ((i = find_done(count, array_of_requests)) < 0) {
         if (weft_progress_poll() == 0) {
             weft_wait_step(&w);
         }
     }
+    return i;
+}
+
+int weft_waitany_impl(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
+{
+    int rc = check_array(count, array_of_requests), i;
+
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    i = wait_for_done(count, array_of_requests);
     if (i == count) {
         *indx = MPI_UNDEFINED;
         if (status != MPI_STATUS_IGNORE) {
@@ -342,17 +352,12 @@ static int collect_some(int incount, MPI_Request reqs[], int *outcount, int indi
 int weft_waitsome_impl(int incount, MPI_Request array_of_requests[], int *outcount,
                        int array_of_indices[], MPI_Status *array_of_statuses)
 {
-    weft_wait_t w = {0};
-    int         rc = check_array(incount, array_of_requests), i;
+    int rc = check_array(incount, array_of_requests);
 
     if (rc != MPI_SUCCESS) {
         return rc;
     }
-    while ((i = find_done(incount, array_of_requests)) < 0) {
-        if (weft_progress_poll() == 0) {
-            weft_wait_step(&w);
-        }
-    }
+    (void)wait_for_done(incount, array_of_requests);
     return collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 

@@ -2,7 +2,10 @@
  * Copyright (c) 2026 The Weft authors
  *
  * MPI_Pack/Unpack (+_c), Pack_size, external32 golden bytes (big-endian,
- * standard sizes), Get_elements through Status_set_elements. Local only.
+ * standard sizes), Get_elements through Status_set_elements, and the
+ * errors of packing: no room, a position outside the buffer, an unknown
+ * data representation (the right class, position and buffers untouched).
+ * Local only.
  */
 #include <stdint.h>
 #include "mpitest.h"
@@ -150,11 +153,52 @@ static void test_elements(void)
     CHECK_OK(MPI_Type_free(&t));
 }
 
+static void test_pack_errors(void)
+{
+    int           in[4] = {1, 2, 3, 4}, out[4] = {0, 0, 0, 0};
+    unsigned char buf[12];
+    int           pos;
+
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    memset(buf, 0xa5, sizeof(buf));
+    pos = 0; /* 16 bytes into 12 */
+    CHECK_CLASS(MPI_Pack(in, 4, MPI_INT, buf, (int)sizeof(buf), &pos, MPI_COMM_WORLD), MPI_ERR_TRUNCATE);
+    CHECK(pos == 0, "position moved by a failed MPI_Pack: %d", pos);
+    for (size_t i = 0; i < sizeof(buf); i++) {
+        CHECK(buf[i] == 0xa5, "failed MPI_Pack wrote byte %zu", i);
+    }
+    pos = 13; /* past the end */
+    CHECK_CLASS(MPI_Pack(in, 1, MPI_INT, buf, (int)sizeof(buf), &pos, MPI_COMM_WORLD), MPI_ERR_ARG);
+    pos = -1;
+    CHECK_CLASS(MPI_Pack(in, 1, MPI_INT, buf, (int)sizeof(buf), &pos, MPI_COMM_WORLD), MPI_ERR_ARG);
+    pos = 8; /* 8 bytes left, 12 asked */
+    CHECK_CLASS(MPI_Unpack(buf, (int)sizeof(buf), &pos, out, 3, MPI_INT, MPI_COMM_WORLD), MPI_ERR_TRUNCATE);
+    CHECK(pos == 8 && out[0] == 0, "failed MPI_Unpack moved position (%d) or wrote", pos);
+
+    MPI_Aint apos = 0;
+    CHECK_CLASS(MPI_Pack_external("native", in, 1, MPI_INT, buf, sizeof(buf), &apos),
+                MPI_ERR_UNSUPPORTED_DATAREP);
+    CHECK_CLASS(MPI_Pack_external("external32", in, 4, MPI_INT, buf, sizeof(buf), &apos),
+                MPI_ERR_TRUNCATE);
+    CHECK(apos == 0, "position moved by a failed MPI_Pack_external: %ld", (long)apos);
+    apos = 4; /* 8 bytes left, 12 asked */
+    CHECK_CLASS(MPI_Unpack_external("external32", buf, sizeof(buf), &apos, out, 3, MPI_INT),
+                MPI_ERR_TRUNCATE);
+    apos = 13;
+    CHECK_CLASS(MPI_Unpack_external("external32", buf, sizeof(buf), &apos, out, 1, MPI_INT),
+                MPI_ERR_ARG);
+    CHECK(out[0] == 0, "failed MPI_Unpack_external wrote: %d", out[0]);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     test_pack_unpack();
     test_external32();
     test_elements();
+    test_pack_errors();
     return mpitest_finish();
 }
