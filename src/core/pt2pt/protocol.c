@@ -661,7 +661,7 @@ int weft_pt2pt_module_init(void)
     cfg.time_xcopy      = !weft_progress_oversubscribed();
     cfg.cma_extra_ns    = weft_tunables.SMP_CMA_EXTRA_COST;
     /* Oversubscribed: every rank's prefault thread took the CPUs from ranks
-     * still starting (np 8 hello 50 -> 13 ms, np 32 199 -> 44 ms); rings
+     * still starting (np 8 hello 64 -> 17.5 ms, np 32 211 -> 51 ms, docs/performance.md); rings
      * fault on first use instead, and only those of pairs that talk. */
     cfg.prefault_rings  = !weft_progress_oversubscribed();
     cfg.node_facts      = p2p_shm_node_facts; /* local rank 0 measures for the node */

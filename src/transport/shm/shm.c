@@ -119,17 +119,15 @@ static int cma_probe(int peer)
  * job's start, and ends (fini stops it and waits). Not where local ranks
  * outnumber the CPUs (config->prefault_rings): there it delays the ranks
  * still starting. */
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
 typedef struct {
     char  *rings;  /* this rank's outgoing rings, one per local rank */
     size_t stride;
     int    n, me;
 } prefault_job_t;
 
-/* Map [start, start + bytes) in pieces, so that fini can stop it: a job
- * that ends early does not wait for rings it never used. */
+/* Map the whole pages of [start, start + bytes) in page-aligned pieces, so
+ * that fini can stop it: a job that ends early does not wait for rings it
+ * never used. */
 static void prefault_range(char *start, size_t bytes)
 {
     const uintptr_t piece = 64 << 10;
@@ -138,8 +136,7 @@ static void prefault_range(char *start, size_t bytes)
     uintptr_t       to    = ((uintptr_t)start + bytes) & ~(page - 1);
 
     for (; from < to && !__atomic_load_n(&shm.prefault_stop, __ATOMIC_ACQUIRE); from += piece) {
-        uintptr_t end = to - from > piece ? from + piece : to;
-        (void)madvise((void *)from, end - from, MADV_POPULATE_WRITE); /* best effort */
+        weft_shm_region_prefault((void *)from, to - from > piece ? piece : to - from);
     }
 }
 
