@@ -25,12 +25,12 @@
  *
  * Region (n = ranks of the node), every entry one cache line:
  *   arrive[n] release          barrier counters
- *   post[n][NBUF]              "my contribution for round r is in place"
+ *   post[n][nbuf]              "my contribution for round r is in place"
  *                              (seq = r; up to INLINE_BYTES of data ride in
  *                              the same line, so a small message is one line)
  *   reduced[n]                 "my piece of round r's reduction is done"
  *   done[n]                    "I finished round r" (buffer reuse)
- *   ready[NBUF][PKT_LINES]     broadcast chunk of round r: up to PKT_MAX
+ *   ready[nbuf][PKT_LINES]     broadcast chunk of round r: up to PKT_MAX
  *                              bytes spread over lines that each carry their
  *                              own counter (readers fetch them all at once),
  *                              else line 0 flags a chunk in result[]
@@ -38,7 +38,7 @@
  *                              (large reductions combine in place in the
  *                              last rank's slot, each rank its 1/n piece)
  *   result[NSLOT][SLOT_BYTES]  broadcast chunks larger than a packet
- *   small[n][NBUF][SMALL_BYTES] contributions larger than a line, up to
+ *   small[n][nbuf][SMALL_BYTES] contributions larger than a line, up to
  *                              SMALL_BYTES: as deep as the lines
  * Every data movement is cut into rounds of at most SLOT_BYTES; round r
  * uses lines and small areas r % nbuf and slots r % NSLOT, and a rank writes
@@ -67,7 +67,11 @@
  * such a node takes NBUF (np 4 on 2 cores, back to back, medians of 4
  * alternating runs: bcast 4-256 B 0.62-0.77 us with 8 rounds, 0.36-0.43
  * with 32; reduce 4-32 B 0.66-0.76 against 0.31-0.35; gather 4-32 B
- * 0.91-0.94 against 0.37-0.44). With a CPU per rank, 8 (np 2 pinned,
+ * 0.91-0.94 against 0.37-0.44); 128 rather than 32 (np 8 back to back,
+ * 4 alternating rounds: gather 4-256 B 0.84-0.98 us against 0.46-0.56,
+ * bcast 0.61-0.71 against 0.34-0.42, reduce 0.61-0.88 against 0.47-0.57;
+ * np 4 5-35% less; 512 made np 8 scatter 2x slower: more lines than
+ * L1 holds). With a CPU per rank, 8 (np 2 pinned,
  * OSU-style: gather 32 B-4 KiB 0.18-0.62 us with 8, 0.24-0.82 with 16 or
  * 32). Only lines and the small areas go
  * deeper: the NSLOT sets of SLOT_BYTES buffers of larger rounds stay at 8
@@ -75,7 +79,7 @@
  * 1.9-3.4: n + 1 sets of 16 KiB per round no longer stay in cache), so a
  * round's lines are rewritten once every rank finished round r - nbuf,
  * its slots round r - NSLOT. */
-#define NBUF         32
+#define NBUF         128
 #define NSLOT        8
 #define SLOT_BYTES   (16u * 1024u)
 #define INLINE_BYTES 56u
@@ -213,7 +217,7 @@ static inline void round_end(struct weft_coll_shm *sh, uint64_t r)
 
 static inline line_t *post_line(struct weft_coll_shm *sh, int j, uint64_t r)
 {
-    return &sh->post[(size_t)j * NBUF + r % sh->nbuf];
+    return &sh->post[(size_t)j * sh->nbuf + r % sh->nbuf];
 }
 
 /* Where rank j's contribution of len bytes for round r lives: its post
@@ -225,7 +229,7 @@ static inline unsigned char *contrib(struct weft_coll_shm *sh, int j, uint64_t r
         return post_line(sh, j, r)->data;
     }
     if (len <= SMALL_BYTES) {
-        return (unsigned char *)sh->small + ((size_t)j * NBUF + r % sh->nbuf) * SMALL_BYTES;
+        return (unsigned char *)sh->small + ((size_t)j * sh->nbuf + r % sh->nbuf) * SMALL_BYTES;
     }
     return (unsigned char *)sh->slots + ((size_t)j * NSLOT + r % NSLOT) * SLOT_BYTES;
 }

@@ -191,7 +191,7 @@ int weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void
             }
         }
         if (want) {
-            weft_coll_shm_wait_all(post_line(sh, 0, r), NBUF, n, me, r);
+            weft_coll_shm_wait_all(post_line(sh, 0, r), sh->nbuf, n, me, r);
             if ((j = weft_coll_shm_posted_size_differs(sh, r, (MPI_Count)total)) >= 0) {
                 round_end(sh, r);
                 return weft_coll_shm_size_mismatch("a reduction", (MPI_Count)total, j, sh, r);
@@ -223,7 +223,7 @@ int weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void
         weft_coll_shm_round_reuse(sh, r, 1);
         memcpy(contrib(sh, me, r, len), (const char *)mydata + tlb + at, len);
         publish(post_line(sh, me, r), seq_make(r, (MPI_Count)total, 0));
-        weft_coll_shm_wait_all(post_line(sh, 0, r), NBUF, n, me, r);
+        weft_coll_shm_wait_all(post_line(sh, 0, r), sh->nbuf, n, me, r);
         acc = contrib(sh, n - 1, r, len);
         weft_coll_block(cnt, n, me, &poff, &pcnt);
         if (first == 0) {

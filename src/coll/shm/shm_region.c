@@ -18,11 +18,13 @@
 #include "core/runtime.h"
 #include "transport/shm/shm_coll.h"
 
-static size_t region_bytes(int n)
+/* Lines and small areas are nbuf rounds deep (8, or NBUF where ranks share
+ * CPUs), so a node with a CPU per rank does not pay for the deep form. */
+static size_t region_bytes(int n, uint64_t nbuf)
 {
-    size_t lines = (size_t)n * (3 + NBUF) + 1 + (size_t)NBUF * PKT_LINES;
+    size_t lines = (size_t)n * (3 + nbuf) + 1 + (size_t)nbuf * PKT_LINES;
     return lines * sizeof(line_t) + (size_t)(n + 1) * NSLOT * SLOT_BYTES +
-           (size_t)n * NBUF * SMALL_BYTES;
+           (size_t)n * nbuf * SMALL_BYTES;
 }
 
 static void region_carve(struct weft_coll_shm *sh)
@@ -32,10 +34,10 @@ static void region_carve(struct weft_coll_shm *sh)
     sh->arrive  = l;
     sh->release = l + n;
     sh->post    = sh->release + 1;
-    sh->reduced = sh->post + (size_t)n * NBUF;
+    sh->reduced = sh->post + (size_t)n * sh->nbuf;
     sh->done    = sh->reduced + n;
     sh->ready   = sh->done + n;
-    sh->slots   = (char *)(sh->ready + NBUF * PKT_LINES);
+    sh->slots   = (char *)(sh->ready + sh->nbuf * PKT_LINES);
     sh->result  = sh->slots + (size_t)n * NSLOT * SLOT_BYTES;
     sh->small   = sh->result + (size_t)NSLOT * SLOT_BYTES;
 }
@@ -277,7 +279,7 @@ int weft_coll_shm_setup(weft_comm_t *comm)
          * member, as the layout must be */
         int shared = weft_coll_node_oversubscribed(sh->n);
         sh->nbuf   = shared ? NBUF : 8;
-        sh->bytes  = region_bytes(sh->n);
+        sh->bytes  = region_bytes(sh->n, sh->nbuf);
         /* CMA between all members: this job's ranks, whose pairs the
          * shm channel probed (not processes of other jobs met by spawn or
          * connect, which may not permit it) */

@@ -231,7 +231,7 @@ static int reduce_poll(void *state, int first, int *rc)
             o->phase = 1;
         }
         if (o->phase == 1) {
-            if ((want || !small) && !all_in(sh, post_line(sh, 0, r), NBUF, r)) {
+            if ((want || !small) && !all_in(sh, post_line(sh, 0, r), sh->nbuf, r)) {
                 return 0;
             }
             if (o->first == 0 && (want || !small)) {
@@ -352,7 +352,7 @@ static int gather_poll(void *state, int first, int *rc)
             o->h.phase = 1;
         }
         if (want) {
-            if (!all_in(sh, post_line(sh, 0, r), NBUF, r)) {
+            if (!all_in(sh, post_line(sh, 0, r), sh->nbuf, r)) {
                 return 0;
             }
             for (int j = 0; j < n; j++) {
