@@ -110,6 +110,26 @@ int main(int argc, char **argv)
     check_guard(buf, cnt, ROOM, "scatter");
     check_still_works(4);
 
+    /* 4b, 4c. scatter across the shared-memory forms of small blocks (up
+     * to 56 bytes in lines, above in small areas): the root sends 20 ints
+     * per rank and the others expect 2, then the root 2 and the others 20
+     * (a short message, which point-to-point need not report: success or
+     * MPI_ERR_TRUNCATE, but no hang and nothing written past the buffers) */
+    for (int k = 0; k < 2; k++) {
+        int rootcnt = k == 0 ? 20 : 2, other = k == 0 ? 2 : 20;
+        cnt         = rank == 0 ? rootcnt : other;
+        fill_guard(buf, cnt, ROOM);
+        rc = MPI_Scatter(big, cnt, MPI_INT, buf, cnt, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        if (k == 0) {
+            check_reported(cls, "scatter 20 vs 2");
+        } else {
+            CHECK(cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "scatter 2 vs 20: class %d", cls);
+        }
+        check_guard(buf, cnt, ROOM, "scatter across the small forms");
+        check_still_works(40 + k);
+    }
+
     /* 5, 6. alltoall: rank 0 sends and expects 5 ints per block, the others
      * 1, then 3 (with the CMA switch at 9 bytes: across it, then both above) */
     int *sb = malloc((size_t)size * ROOM * sizeof(int));
