@@ -14,33 +14,22 @@
 #define WEFT_TLS __thread __attribute__((tls_model("initial-exec")))
 #define REASON_LEN 768
 
-static WEFT_TLS const char  *err_fname = "MPI";
-static WEFT_TLS char        *err_reason;
-static WEFT_TLS int          err_has_reason;
-static WEFT_TLS weft_comm_t *err_comm;
-static WEFT_TLS int          err_has_file;
-static WEFT_TLS MPI_File     err_file;
-
-void weft_err_begin(const char *fname)
-{
-    err_fname      = fname;
-    err_has_reason = 0;
-    err_comm       = NULL;
-    err_has_file   = 0;
-}
+WEFT_TLS weft_err_call_t weft_err_call = {.fname = "MPI"};
+static WEFT_TLS char    *err_reason;
+static WEFT_TLS MPI_File err_file;
 
 void weft_err_thread_end(void)
 {
     free(err_reason);
     err_reason     = NULL;
-    err_has_reason = 0;
+    weft_err_call.has_reason = 0;
 }
 
 int weft_error(int cls, const char *fmt, ...)
 {
     va_list ap;
 
-    if (err_has_reason) { /* the first (innermost) reason wins */
+    if (weft_err_call.has_reason) { /* the first (innermost) reason wins */
         return cls;
     }
     if (err_reason == NULL && (err_reason = malloc(REASON_LEN)) == NULL) {
@@ -49,68 +38,68 @@ int weft_error(int cls, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err_reason, REASON_LEN, fmt, ap);
     va_end(ap);
-    err_has_reason = 1;
+    weft_err_call.has_reason = 1;
     return cls;
 }
 
 const char *weft_err_fname(void)
 {
-    return err_fname;
+    return weft_err_call.fname;
 }
 
 const char *weft_err_reason(void)
 {
-    return err_has_reason ? err_reason : "";
+    return weft_err_call.has_reason ? err_reason : "";
 }
 
 void weft_err_set_comm(weft_comm_t *comm)
 {
-    err_comm = comm;
+    weft_err_call.comm = comm;
 }
 
 weft_comm_t *weft_err_get_comm(void)
 {
-    return err_comm;
+    return weft_err_call.comm;
 }
 
 void weft_err_set_file(MPI_File file)
 {
     err_file     = file;
-    err_has_file = 1;
+    weft_err_call.has_file = 1;
 }
 
 int weft_err_get_file(MPI_File *file)
 {
-    if (err_has_file) {
+    if (weft_err_call.has_file) {
         *file = err_file;
     }
-    return err_has_file;
+    return weft_err_call.has_file;
 }
 
 int weft_err_has_reason(void)
 {
-    return err_has_reason;
+    return weft_err_call.has_reason;
 }
 
 void weft_err_push(weft_err_saved_t *saved, const char *fname)
 {
-    *saved = (weft_err_saved_t){.fname = err_fname, .reason = err_reason, .has_reason = err_has_reason,
-                                .has_file = err_has_file, .comm = err_comm, .file = err_file};
-    err_fname      = fname;
+    *saved = (weft_err_saved_t){.fname = weft_err_call.fname, .reason = err_reason, .has_reason = weft_err_call.has_reason,
+                                .has_file = weft_err_call.has_file, .comm = weft_err_call.comm, .file = err_file};
+    weft_err_call.fname      = fname;
     err_reason     = NULL; /* a buffer of its own, allocated on a first error */
-    err_has_reason = 0;
-    err_comm       = NULL;
-    err_has_file   = 0;
+    weft_err_call.has_reason = 0;
+    weft_err_call.comm       = NULL;
+    weft_err_call.has_file   = 0;
 }
 
 void weft_err_pop(const weft_err_saved_t *saved)
 {
     free(err_reason);
-    err_fname      = saved->fname;
+    weft_err_call.fname      = saved->fname;
     err_reason     = saved->reason;
-    err_has_reason = saved->has_reason;
-    err_comm       = saved->comm;
-    err_has_file   = saved->has_file;
+    weft_err_call.has_reason = saved->has_reason;
+    weft_err_call.comm       = saved->comm;
+    weft_err_call.has_file   = saved->has_file;
     err_file       = saved->file;
 }
 

@@ -12,8 +12,23 @@
 #include <mpi.h>
 #include "core/object_types.h"
 
+/* The MPI call in progress on this thread (errors.c keeps the rest of the
+ * error state): reset at the entry of every call, so its reset is inline. */
+typedef struct {
+    const char  *fname;
+    weft_comm_t *comm;
+    int          has_reason, has_file;
+} weft_err_call_t;
+extern __thread weft_err_call_t weft_err_call __attribute__((tls_model("initial-exec")));
+
 /* Start of an MPI call: remembers its name for messages. */
-void weft_err_begin(const char *fname);
+static inline void weft_err_begin(const char *fname)
+{
+    weft_err_call.fname      = fname;
+    weft_err_call.comm       = NULL;
+    weft_err_call.has_reason = 0;
+    weft_err_call.has_file   = 0;
+}
 /* A thread other than the application's (the MPI-IO worker) ends: free its
  * reason buffer, which thread-local storage would otherwise leak. */
 void weft_err_thread_end(void);

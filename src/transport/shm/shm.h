@@ -202,9 +202,10 @@ uint64_t weft_shm_layout_key(void);
 int      weft_shm_bridge_attach(const char *name, int side, int world, int cma);
 /* Single copy usable with this peer. */
 int      weft_shm_peer_cma(int peer);
-/* Our wake socket's name, and waking a process by such a name. */
+/* Our wake socket's name, and waking a process by such a name (read up to
+ * its NUL or cap bytes). */
 void     weft_shm_wake_address(char *name, size_t len);
-void     weft_shm_wake_named(const char *name);
+void     weft_shm_wake_named(const char *name, size_t cap);
 
 /* Doors (shm_door.c): the owner's inbox for knocks from processes of other
  * jobs that do not know it yet. open: create ours (0, or -1 printed);

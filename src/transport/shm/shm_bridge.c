@@ -112,11 +112,11 @@ void weft_shm_wake_address(char *name, size_t len)
     snprintf(name, len, "%s-%d", shm.bell_name, shm.me);
 }
 
-void weft_shm_wake_named(const char *name)
+void weft_shm_wake_named(const char *name, size_t cap)
 {
     struct sockaddr_un a;
     char               byte = 0;
-    size_t             n    = strnlen(name, sizeof(a.sun_path) - 2);
+    size_t             n    = strnlen(name, cap < sizeof(a.sun_path) - 2 ? cap : sizeof(a.sun_path) - 2);
 
     memset(&a, 0, sizeof(a));
     a.sun_family = AF_UNIX;

@@ -114,7 +114,7 @@ int weft_shm_door_knock(const char *name, const void *rec, size_t len)
             char wake[sizeof(d->wake)];
             memcpy(wake, d->wake, sizeof(wake));
             wake[sizeof(wake) - 1] = '\0';
-            weft_shm_wake_named(wake); /* the owner may sleep on its wake socket */
+            weft_shm_wake_named(wake, sizeof(wake)); /* the owner may sleep on its wake socket */
         }
     }
     munmap(d, sizeof(door_t));
