@@ -37,7 +37,19 @@ static pair_fn_t   pair_kernels[2][N_TYPES]; /* [0] MINLOC, [1] MAXLOC */
 
 /* ---- kernel generators ------------------------------------------------- */
 
+/* Each kernel also gets AVX2 and AVX-512 clones, one picked at load time
+ * by the CPU (an ifunc): the baseline x86-64 build is SSE2 only, 4 ints a
+ * step, and an accumulate or reduction of a few KiB that stays in cache is
+ * bound by that (np 2 accumulate 4 KiB, docs/performance.md "Reduction
+ * kernels by CPU"). Element by element, so results do not change. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KERNEL_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
+#else
+#define KERNEL_CLONES
+#endif
+
 #define KERNEL(_name, _T, _expr)                                                          \
+    KERNEL_CLONES                                                                         \
     static void _name(const void *restrict in_, void *restrict io_, MPI_Count n)           \
     {                                                                                     \
         const _T *restrict a = (const _T *)in_;                                           \

@@ -414,6 +414,29 @@ static int do_accumulate(const void *obuf, MPI_Count ocount, weft_datatype_t *od
     if (!weft_op_is_builtin(op)) {
         return weft_error(MPI_ERR_OP, "%s needs a predefined operation (not a user op)", what);
     }
+    /* Contiguous operands of one predefined type on a mapped target (the
+     * shared counter of fetch_and_op, a vector of doubles): the op straight
+     * under the target's accumulate lock, without the checks and staging
+     * derived types need (np 2 fetch_and_op 0.037 -> 0.030 us,
+     * docs/performance.md "Reduction kernels by CPU"). */
+    if (!win->am && weft_datatype_is_builtin(tdt) && tdt->is_contig &&
+        tdt->basic != MPI_DATATYPE_NULL && (noop || (odt == tdt && ocount == tcount)) &&
+        (rbuf == NULL || (rdt == tdt && rcount == tcount))) {
+        if ((rc = weft_op_check(op, tdt)) == MPI_SUCCESS) {
+            rc = resolve(win, rank, disp, tcount, tdt, what, &d);
+        }
+        if (rc != MPI_SUCCESS || nbytes == 0) {
+            return rc < 0 ? MPI_SUCCESS : rc;
+        }
+        if (d.t->direct) { /* predefined types: true_lb 0 */
+            uint32_t *lock = &win->ctl[rank].acc_lock;
+            WEFT_PVAR_INC(RMA_ACC_OPS);
+            rma_spin_lock(lock);
+            rc = reduce_range(d.addr, obuf, rbuf, (size_t)nbytes, op, tdt);
+            rma_spin_unlock(lock);
+            return rc;
+        }
+    }
     if ((rc = acc_basic(tdt, "target_datatype", &bdt)) != MPI_SUCCESS ||
         (nbytes > 0 && (rc = weft_op_check(op, bdt)) != MPI_SUCCESS)) {
         return rc;
