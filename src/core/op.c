@@ -42,7 +42,9 @@ static pair_fn_t   pair_kernels[2][N_TYPES]; /* [0] MINLOC, [1] MAXLOC */
  * step, and an accumulate or reduction of a few KiB that stays in cache is
  * bound by that (np 2 accumulate 4 KiB, docs/performance.md "Reduction
  * kernels by CPU"). Element by element, so results do not change. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+/* (not under ThreadSanitizer: the instrumented ifunc resolvers run before
+ * its runtime is up and crash at load) */
 #define KERNEL_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
 #else
 #define KERNEL_CLONES
