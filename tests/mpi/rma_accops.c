@@ -182,6 +182,39 @@ static void loc_ops(void)
     MPI_Win_free(&win);
 }
 
+/* An op undefined for the type is MPI_ERR_OP with data and a valid call
+ * with count 0 (mpi4py's test_rma sends 0 MPI_BYTE with MPI_SUM); the
+ * target is untouched either way. */
+static void op_type_checks(MPI_Win win, int *mem)
+{
+    unsigned char in = 7, res = 9;
+    int           rc, cls, before;
+
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_fence(0, win);
+    if (rank == 0) {
+        before = mem[0];
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_OK(MPI_Accumulate(&in, 0, MPI_BYTE, 0, 0, 0, MPI_BYTE, MPI_SUM, win));
+    CHECK_OK(MPI_Get_accumulate(&in, 0, MPI_BYTE, &res, 0, MPI_BYTE, 0, 0, 0, MPI_BYTE, MPI_SUM,
+                                win));
+    rc = MPI_Accumulate(&in, 1, MPI_BYTE, 0, 0, 1, MPI_BYTE, MPI_SUM, win);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_OP, "accumulate of 1 MPI_BYTE with MPI_SUM: class %d", cls);
+    rc = MPI_Fetch_and_op(&in, &res, MPI_BYTE, 0, 0, MPI_SUM, win);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_OP, "fetch_and_op of MPI_BYTE with MPI_SUM: class %d", cls);
+    CHECK(res == 9, "fetch_and_op that failed wrote the result buffer (%d)", res);
+    MPI_Win_fence(0, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        CHECK(mem[0] == before, "rejected accumulates changed the target (%d, was %d)", mem[0],
+              before);
+    }
+    MPI_Win_set_errhandler(win, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Win win;
@@ -193,6 +226,7 @@ int main(int argc, char **argv)
     MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
     int_ops(win, mem);
     replace_noop(win, mem);
+    op_type_checks(win, mem);
     MPI_Win_free(&win);
     double_ops();
     loc_ops();
