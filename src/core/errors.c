@@ -21,7 +21,7 @@ static WEFT_TLS MPI_File err_file;
 void weft_err_thread_end(void)
 {
     free(err_reason);
-    err_reason     = NULL;
+    err_reason               = NULL;
     weft_err_call.has_reason = 0;
 }
 
@@ -64,7 +64,7 @@ weft_comm_t *weft_err_get_comm(void)
 
 void weft_err_set_file(MPI_File file)
 {
-    err_file     = file;
+    err_file               = file;
     weft_err_call.has_file = 1;
 }
 
@@ -83,24 +83,25 @@ int weft_err_has_reason(void)
 
 void weft_err_push(weft_err_saved_t *saved, const char *fname)
 {
-    *saved = (weft_err_saved_t){.fname = weft_err_call.fname, .reason = err_reason, .has_reason = weft_err_call.has_reason,
-                                .has_file = weft_err_call.has_file, .comm = weft_err_call.comm, .file = err_file};
-    weft_err_call.fname      = fname;
-    err_reason     = NULL; /* a buffer of its own, allocated on a first error */
-    weft_err_call.has_reason = 0;
-    weft_err_call.comm       = NULL;
-    weft_err_call.has_file   = 0;
+    *saved = (weft_err_saved_t){.fname      = weft_err_call.fname,
+                                .reason     = err_reason,
+                                .has_reason = weft_err_call.has_reason,
+                                .has_file   = weft_err_call.has_file,
+                                .comm       = weft_err_call.comm,
+                                .file       = err_file};
+    weft_err_begin(fname);
+    err_reason = NULL; /* a buffer of its own, allocated on a first error */
 }
 
 void weft_err_pop(const weft_err_saved_t *saved)
 {
     free(err_reason);
+    err_reason               = saved->reason;
+    err_file                 = saved->file;
     weft_err_call.fname      = saved->fname;
-    err_reason     = saved->reason;
-    weft_err_call.has_reason = saved->has_reason;
     weft_err_call.comm       = saved->comm;
+    weft_err_call.has_reason = saved->has_reason;
     weft_err_call.has_file   = saved->has_file;
-    err_file       = saved->file;
 }
 
 static const char *const class_strings[] = {

@@ -116,7 +116,8 @@ void weft_shm_wake_named(const char *name, size_t cap)
 {
     struct sockaddr_un a;
     char               byte = 0;
-    size_t             n    = strnlen(name, cap < sizeof(a.sun_path) - 2 ? cap : sizeof(a.sun_path) - 2);
+    size_t             max  = sizeof(a.sun_path) - 2;
+    size_t             n    = strnlen(name, cap < max ? cap : max);
 
     memset(&a, 0, sizeof(a));
     a.sun_family = AF_UNIX;
