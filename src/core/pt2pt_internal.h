@@ -20,11 +20,13 @@ int  weft_pt2pt_drain(void);
 
 /* An arrived message nobody has asked for yet. */
 typedef struct weft_unexp {
-    struct weft_unexp *next, *prev;
+    struct weft_unexp *next, *prev;   /* every entry, in arrival order */
+    struct weft_unexp *bnext, *bprev; /* its (context, source) bucket, in arrival order */
     uint32_t           context;
     int32_t            src;      /* rank in the communicator */
     int32_t            tag;
     uint8_t            type;     /* protocol message type */
+    uint8_t            held;     /* counted in its local sender's held bytes */
     int                peer;     /* local index of the sender */
     MPI_Count          bytes;    /* message size */
     void              *data;     /* eager payload (inline or malloc'd) */

@@ -109,9 +109,7 @@ static void drop_unexpected_rts(int world)
     for (weft_unexp_t *u = p2p.unexp.next; u != &p2p.unexp;) {
         weft_unexp_t *next = u->next;
         if (u->peer == world && u->type == WEFT_AM_PT2PT_RTS) {
-            WEFT_PVAR_LEVEL_DEC(UNEXP_QUEUE_LEN);
-            u->prev->next = u->next;
-            u->next->prev = u->prev;
+            p2p_unexp_remove(u);
             p2p_unexp_free(u);
         }
         u = next;

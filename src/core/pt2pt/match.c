@@ -5,7 +5,10 @@
  * every transport (shm and the netmod) go through the same two queues, so
  * MPI_ANY_SOURCE sees local and remote senders in arrival order. Entries of
  * the unexpected queue come from a free list (no malloc per message once
- * warm).
+ * warm), and are also chained per (context, source) bucket: a receive from
+ * one source looks only at its bucket, so a backlog from other senders
+ * (back-to-back eager sends to a busy root: 10,000 entries were seen at np
+ * 4) does not make every match walk all of it.
  */
 #include "core/pt2pt/proto_internal.h"
 
@@ -17,6 +20,14 @@
 #include "core/runtime.h"
 
 static weft_unexp_t *unexp_pool; /* free entries, linked by next */
+
+#define UNEXP_BUCKETS 256 /* a power of two */
+static weft_unexp_t unexp_bucket[UNEXP_BUCKETS]; /* sentinels, linked by bnext/bprev */
+
+static inline weft_unexp_t *bucket_of(uint32_t context, int source)
+{
+    return &unexp_bucket[(context * 31u + (uint32_t)source) & (UNEXP_BUCKETS - 1)];
+}
 
 static inline int matches(uint32_t ctx, int src, int tag, uint32_t want_ctx, int want_src,
                           int want_tag)
@@ -58,21 +69,41 @@ int p2p_large_recv_posted(size_t bytes)
     return 0;
 }
 
+void p2p_unexp_remove(weft_unexp_t *u)
+{
+    WEFT_PVAR_LEVEL_DEC(UNEXP_QUEUE_LEN);
+    u->prev->next  = u->next;
+    u->next->prev  = u->prev;
+    u->bprev->bnext = u->bnext;
+    u->bnext->bprev = u->bprev;
+    u->next = u->prev = u->bnext = u->bprev = NULL;
+}
+
 weft_unexp_t *weft_pt2pt_find_unexpected(uint32_t context, int source, int tag, int remove)
 {
-    for (weft_unexp_t *u = p2p.unexp.next; u != &p2p.unexp; u = u->next) {
-        if (matches(u->context, u->src, u->tag, context, source, tag)) {
-            if (remove) {
-                WEFT_PVAR_LEVEL_DEC(UNEXP_QUEUE_LEN);
-                WEFT_PVAR_ADD(UNEXP_QUEUE_TIME, weft_pvar_now_ns() - u->arrived_ns);
-                u->prev->next = u->next;
-                u->next->prev = u->prev;
-                u->next = u->prev = NULL;
+    weft_unexp_t *u = NULL;
+
+    if (source == MPI_ANY_SOURCE) { /* arrival order over every source */
+        for (u = p2p.unexp.next; u != &p2p.unexp; u = u->next) {
+            if (matches(u->context, u->src, u->tag, context, source, tag)) {
+                break;
             }
-            return u;
         }
+        u = u == &p2p.unexp ? NULL : u;
+    } else { /* one source: arrival order inside its bucket is all that counts */
+        weft_unexp_t *b = bucket_of(context, source);
+        for (u = b->bnext; u != b; u = u->bnext) {
+            if (matches(u->context, u->src, u->tag, context, source, tag)) {
+                break;
+            }
+        }
+        u = u == b ? NULL : u;
     }
-    return NULL;
+    if (u != NULL && remove) {
+        WEFT_PVAR_ADD(UNEXP_QUEUE_TIME, weft_pvar_now_ns() - u->arrived_ns);
+        p2p_unexp_remove(u);
+    }
+    return u;
 }
 
 weft_unexp_t *p2p_unexp_new(uint8_t type, uint32_t ctx, int src, int tag, int peer,
@@ -86,6 +117,7 @@ weft_unexp_t *p2p_unexp_new(uint8_t type, uint32_t ctx, int src, int tag, int pe
         weft_runtime_abort(MPI_ERR_NO_MEM, "out of memory queueing an unexpected message");
     }
     u->type      = type;
+    u->held      = 0;
     u->context   = ctx;
     u->src       = src;
     u->tag       = tag;
@@ -97,6 +129,11 @@ weft_unexp_t *p2p_unexp_new(uint8_t type, uint32_t ctx, int src, int tag, int pe
     u->next      = &p2p.unexp;
     p2p.unexp.prev->next = u;
     p2p.unexp.prev       = u;
+    weft_unexp_t *b = bucket_of(ctx, src);
+    u->bprev        = b->bprev;
+    u->bnext        = b;
+    b->bprev->bnext = u;
+    b->bprev        = u;
     u->arrived_ns        = weft_pvar_now_ns();
     WEFT_PVAR_INC(UNEXP_MSGS);
     WEFT_PVAR_LEVEL_INC(UNEXP_QUEUE_LEN);
@@ -104,8 +141,30 @@ weft_unexp_t *p2p_unexp_new(uint8_t type, uint32_t ctx, int src, int tag, int pe
     return u;
 }
 
+/* The sender is told to stop above the limit and to resume below half of
+ * it, so a receiver near the limit does not flip the flag every message. */
+void p2p_unexp_hold(weft_unexp_t *u)
+{
+    peer_state_t *ps = &p2p.peers[u->peer];
+
+    u->held = 1;
+    ps->held += (uint64_t)u->bytes;
+    if (!ps->held_back && ps->held > p2p.held_limit) {
+        ps->held_back = 1;
+        weft_shm_set_held_back(weft_peer(u->peer)->shm_index, 1);
+    }
+}
+
 void p2p_unexp_free(weft_unexp_t *u)
 {
+    if (u->held) {
+        peer_state_t *ps = &p2p.peers[u->peer];
+        ps->held -= (uint64_t)u->bytes;
+        if (ps->held_back && ps->held <= p2p.held_limit / 2) {
+            ps->held_back = 0;
+            weft_shm_set_held_back(weft_peer(u->peer)->shm_index, 0);
+        }
+    }
     if (u->data != u->inline_data) {
         free(u->data);
     }
@@ -113,11 +172,20 @@ void p2p_unexp_free(weft_unexp_t *u)
     unexp_pool = u;
 }
 
+void p2p_match_init(void)
+{
+    p2p.unexp.next = p2p.unexp.prev = &p2p.unexp;
+    for (int i = 0; i < UNEXP_BUCKETS; i++) {
+        unexp_bucket[i].bnext = unexp_bucket[i].bprev = &unexp_bucket[i];
+    }
+}
+
 void p2p_match_fini(void)
 {
     while (p2p.unexp.next != &p2p.unexp) {
         weft_unexp_t *u = p2p.unexp.next;
         p2p.unexp.next  = u->next;
+        u->held         = 0; /* the shm segment may be gone: nobody reads it any more */
         p2p_unexp_free(u);
     }
     p2p.unexp.prev = &p2p.unexp;

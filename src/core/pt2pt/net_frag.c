@@ -153,9 +153,7 @@ void p2p_net_frag_peer_lost(int world)
         /* Unfinished and still queued: never will be; drop it, so later
          * receives from it fail instead of waiting. (Taken by an mprobe,
          * its mrecv fails in net_frag_recv_unexpected.) */
-        WEFT_PVAR_LEVEL_DEC(UNEXP_QUEUE_LEN);
-        u->prev->next = u->next;
-        u->next->prev = u->prev;
+        p2p_unexp_remove(u);
         p2p_unexp_free(u);
     }
 }

@@ -70,6 +70,8 @@ typedef struct {
     weft_request_t *r3_head, *r3_tail;       /* remote: sends streaming after CTS */
     weft_request_t *frag_req;                /* remote: receive its fragments fill */
     weft_unexp_t   *frag_unexp;              /* remote: or the unexpected entry they fill */
+    uint64_t        held;                    /* local: its eager bytes we hold unmatched */
+    int             held_back;               /* local: we told it to stop sending eagerly */
 } peer_state_t;
 
 typedef struct {
@@ -82,6 +84,7 @@ typedef struct {
     size_t         r3_chunk;
     int            rget;            /* netmod rendezvous by RMA read */
     size_t         cma_threshold;
+    size_t         held_limit;     /* local: a sender's eager bytes we hold unmatched before it must stop */
     size_t         coop_threshold; /* contiguous CMA rendezvous: cooperative copy from here */
     int            cma;
     weft_request_t posted;   /* sentinel of the posted-receive list */
@@ -99,6 +102,12 @@ void            p2p_post_recv(weft_request_t *req);
 weft_unexp_t   *p2p_unexp_new(uint8_t type, uint32_t ctx, int src, int tag, int peer,
                               MPI_Count bytes);
 void            p2p_unexp_free(weft_unexp_t *u);
+/* Count an unexpected eager entry from a local peer in that peer's held
+ * bytes (p2p_unexp_free takes it off again). */
+void            p2p_unexp_hold(weft_unexp_t *u);
+/* Take u out of the unexpected queue (then p2p_unexp_free or reuse it). */
+void            p2p_unexp_remove(weft_unexp_t *u);
+void            p2p_match_init(void);
 void            p2p_match_fini(void);
 /* Is this process itself waiting for a message of at least bytes? */
 int             p2p_large_recv_posted(size_t bytes);

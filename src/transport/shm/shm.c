@@ -522,6 +522,16 @@ size_t weft_shm_max_payload(void)
     return shm.ring_cells / 2 * WEFT_SHM_CELL - WEFT_SHM_HDR_SIZE;
 }
 
+void weft_shm_set_held_back(int peer, int on)
+{
+    __atomic_store_n(&shm.in[peer].ctl->held_back, (uint64_t)on, __ATOMIC_RELAXED);
+}
+
+int weft_shm_held_back(int peer)
+{
+    return __atomic_load_n(&shm.out[peer].ctl->held_back, __ATOMIC_RELAXED) != 0;
+}
+
 pid_t weft_shm_peer_pid(int peer)
 {
     return __atomic_load_n(&peer_ctl(peer)->pid, __ATOMIC_ACQUIRE); /* a bridge peer writes it at attach */

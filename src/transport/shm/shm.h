@@ -142,6 +142,13 @@ void weft_shm_commit(int peer, uint8_t type, int32_t tag, uint32_t context, int3
 int weft_shm_send(int peer, uint8_t type, int32_t tag, uint32_t context, int32_t src,
                   const void *payload, size_t len);
 
+/* Flow control of eager messages. Receiver: tell peer to stop (on = 1) or
+ * resume (0) sending eagerly, as the payload of its messages that no
+ * receive has matched yet grows or shrinks. Sender: whether peer asked it
+ * to stop (0 for a bridge peer that never said). */
+void weft_shm_set_held_back(int peer, int on);
+int  weft_shm_held_back(int peer);
+
 /* Handle arriving messages (at most a bounded batch). Returns the count. */
 int weft_shm_poll(void);
 

@@ -21,7 +21,8 @@
 uint64_t weft_shm_layout_key(void)
 {
     return ((uint64_t)shm.ring_cells << 32) ^ ((uint64_t)shm.slot_bytes << 8) ^
-           (uint64_t)shm.slots ^ ((uint64_t)sizeof(shm_bridge_hdr_t) << 56);
+           (uint64_t)shm.slots ^ ((uint64_t)sizeof(shm_bridge_hdr_t) << 56) ^
+           ((uint64_t)sizeof(shm_ring_ctl_t) << 48);
 }
 
 int weft_shm_bridge_attach(const char *name, int side, int world, int cma)
