@@ -27,6 +27,7 @@ typedef struct weft_unexp {
     int32_t            tag;
     uint8_t            type;     /* protocol message type */
     uint8_t            held;     /* counted in its local sender's held bytes */
+    int8_t             pool_class; /* data came from the payload pool (class), else -1 */
     int                peer;     /* local index of the sender */
     MPI_Count          bytes;    /* message size */
     void              *data;     /* eager payload (inline or malloc'd) */

@@ -102,12 +102,18 @@ void            p2p_post_recv(weft_request_t *req);
 weft_unexp_t   *p2p_unexp_new(uint8_t type, uint32_t ctx, int src, int tag, int peer,
                               MPI_Count bytes);
 void            p2p_unexp_free(weft_unexp_t *u);
+/* Point u->data at room for len payload bytes: inline, from the payload
+ * pool, or malloc'd; aborts when out of memory. */
+void           *p2p_unexp_buffer(weft_unexp_t *u, size_t len);
 /* Count an unexpected eager entry from a local peer in that peer's held
  * bytes (p2p_unexp_free takes it off again). */
 void            p2p_unexp_hold(weft_unexp_t *u);
 /* Take u out of the unexpected queue (then p2p_unexp_free or reuse it). */
 void            p2p_unexp_remove(weft_unexp_t *u);
 void            p2p_match_init(void);
+/* How much freed payload to keep, once held_limit is known (p2p_shm_tune);
+ * local_senders: the other local ranks. */
+void            p2p_match_pool_size(int local_senders);
 void            p2p_match_fini(void);
 /* Is this process itself waiting for a message of at least bytes? */
 int             p2p_large_recv_posted(size_t bytes);

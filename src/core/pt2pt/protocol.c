@@ -183,11 +183,7 @@ static void on_eager(int peer, const weft_am_t *m)
         return;
     }
     weft_unexp_t *u = p2p_unexp_new(WEFT_AM_PT2PT_EAGER, m->context, m->src, m->tag, peer, m->len);
-    u->data = m->len <= sizeof(u->inline_data) ? u->inline_data : malloc(m->len);
-    if (u->data == NULL) {
-        weft_runtime_abort(MPI_ERR_NO_MEM, "out of memory buffering an unexpected message");
-    }
-    memcpy(u->data, m->payload, m->len);
+    memcpy(p2p_unexp_buffer(u, m->len), m->payload, m->len);
     if (weft_peer(peer)->is_local) {
         p2p_unexp_hold(u);
     }
@@ -691,6 +687,7 @@ int weft_pt2pt_module_init(void)
     if (rc != MPI_SUCCESS) {
         return rc;
     }
+    p2p_match_pool_size(pmi->local_size - 1);
     p2p.net_eager_limit = weft_tunables.EAGER_THRESHOLD;
     p2p.net_frag_max    = p2p.net_eager_limit > 0 ? weft_tunables.NET_FRAG_MAX : 0;
     p2p.r3_chunk        = weft_tunables.R3_CHUNK_SIZE > 0 ? weft_tunables.R3_CHUNK_SIZE : 65536;
