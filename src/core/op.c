@@ -24,7 +24,7 @@
 #include "core/errors.h"
 #include "core/op.h"
 
-typedef void (*kernel_fn_t)(const void *in, void *inout, MPI_Count n);
+typedef weft_op_kernel_t kernel_fn_t;
 typedef void (*pair_fn_t)(const void *in, void *inout, MPI_Count n, MPI_Aint stride,
                           MPI_Aint ioff);
 
@@ -400,6 +400,17 @@ __attribute__((constructor)) static void op_module_init(void)
 static int pair_op_index(int id)
 {
     return id == WEFT_OP_MINLOC ? 0 : id == WEFT_OP_MAXLOC ? 1 : -1;
+}
+
+weft_op_kernel_t weft_op_kernel(const weft_op_t *op, const weft_datatype_t *dt)
+{
+    unsigned t = TIDX(dt->basic);
+
+    if (!weft_op_is_builtin(op) || op->id == WEFT_OP_REPLACE || op->id == WEFT_OP_NO_OP ||
+        pair_op_index(op->id) >= 0 || dt->basic == MPI_DATATYPE_NULL || t >= N_TYPES) {
+        return NULL;
+    }
+    return kernels[op->id][t];
 }
 
 int weft_op_check(const weft_op_t *op, const weft_datatype_t *dt)

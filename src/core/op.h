@@ -66,6 +66,15 @@ int weft_op_check(const weft_op_t *op, const weft_datatype_t *dt);
 int weft_op_reduce(const weft_op_t *op, const void *in, void *inout, MPI_Count count,
                    const weft_datatype_t *dt);
 
+/* The kernel computing inout op= in over n contiguous elements of dt's
+ * basic type, or NULL where there is none to call directly: user ops,
+ * MPI_REPLACE, MPI_NO_OP, MINLOC/MAXLOC, a type that is not built from one
+ * predefined type, and ops undefined for the type (weft_op_check tells
+ * which is an error). For callers of one small operand per call
+ * (fetch_and_op), which check once and call it under their own lock. */
+typedef void (*weft_op_kernel_t)(const void *in, void *inout, MPI_Count n);
+weft_op_kernel_t weft_op_kernel(const weft_op_t *op, const weft_datatype_t *dt);
+
 /* Keep a user op alive while a non-blocking operation uses it. */
 void weft_op_retain(weft_op_t *op);
 void weft_op_release(weft_op_t *op);
