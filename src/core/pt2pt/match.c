@@ -38,10 +38,16 @@ typedef struct pool_buf {
 static pool_buf_t *payload_pool[POOL_CLASSES];
 static size_t      payload_pool_bytes, payload_pool_max;
 
+static inline size_t class_bytes(int c)
+{
+    return (size_t)1 << (POOL_MIN_SHIFT + c);
+}
+
+/* The smallest class holding len bytes, or -1 above the largest. */
 static int pool_class_of(size_t len)
 {
     int c = 0;
-    while (((size_t)1 << (POOL_MIN_SHIFT + c)) < len) {
+    while (class_bytes(c) < len) {
         if (++c == POOL_CLASSES) {
             return -1;
         }
@@ -100,8 +106,8 @@ int p2p_large_recv_posted(size_t bytes)
 void p2p_unexp_remove(weft_unexp_t *u)
 {
     WEFT_PVAR_LEVEL_DEC(UNEXP_QUEUE_LEN);
-    u->prev->next  = u->next;
-    u->next->prev  = u->prev;
+    u->prev->next   = u->next;
+    u->next->prev   = u->prev;
     u->bprev->bnext = u->bnext;
     u->bnext->bprev = u->bprev;
     u->next = u->prev = u->bnext = u->bprev = NULL;
@@ -144,25 +150,26 @@ weft_unexp_t *p2p_unexp_new(uint8_t type, uint32_t ctx, int src, int tag, int pe
     } else if ((u = malloc(sizeof(*u))) == NULL) {
         weft_runtime_abort(MPI_ERR_NO_MEM, "out of memory queueing an unexpected message");
     }
-    u->type      = type;
-    u->held      = 0;
+    weft_unexp_t *b = bucket_of(ctx, src);
+
+    u->type       = type;
+    u->held       = 0;
     u->pool_class = -1;
-    u->context   = ctx;
-    u->src       = src;
-    u->tag       = tag;
-    u->peer      = peer;
-    u->bytes     = bytes;
-    u->data      = NULL;
-    u->self_sreq = NULL;
-    u->prev      = p2p.unexp.prev;
-    u->next      = &p2p.unexp;
+    u->context    = ctx;
+    u->src        = src;
+    u->tag        = tag;
+    u->peer       = peer;
+    u->bytes      = bytes;
+    u->data       = NULL;
+    u->self_sreq  = NULL;
+    u->prev       = p2p.unexp.prev;
+    u->next       = &p2p.unexp;
     p2p.unexp.prev->next = u;
     p2p.unexp.prev       = u;
-    weft_unexp_t *b = bucket_of(ctx, src);
-    u->bprev        = b->bprev;
-    u->bnext        = b;
-    b->bprev->bnext = u;
-    b->bprev        = u;
+    u->bprev             = b->bprev;
+    u->bnext             = b;
+    b->bprev->bnext      = u;
+    b->bprev             = u;
     u->arrived_ns        = weft_pvar_now_ns();
     WEFT_PVAR_INC(UNEXP_MSGS);
     WEFT_PVAR_LEVEL_INC(UNEXP_QUEUE_LEN);
@@ -170,20 +177,18 @@ weft_unexp_t *p2p_unexp_new(uint8_t type, uint32_t ctx, int src, int tag, int pe
     return u;
 }
 
-/* The sender is told to stop above the limit and to resume below half of
- * it, so a receiver near the limit does not flip the flag every message. */
 void *p2p_unexp_buffer(weft_unexp_t *u, size_t len)
 {
-    int c = len <= sizeof(u->inline_data) ? -1 : pool_class_of(len);
+    int c = -1;
 
     if (len <= sizeof(u->inline_data)) {
         u->data = u->inline_data;
-    } else if (c >= 0 && payload_pool[c] != NULL) {
+    } else if ((c = pool_class_of(len)) >= 0 && payload_pool[c] != NULL) {
         u->data         = payload_pool[c];
         payload_pool[c] = payload_pool[c]->next;
-        payload_pool_bytes -= (size_t)1 << (POOL_MIN_SHIFT + c);
+        payload_pool_bytes -= class_bytes(c);
     } else {
-        u->data = malloc(c >= 0 ? (size_t)1 << (POOL_MIN_SHIFT + c) : len);
+        u->data = malloc(c >= 0 ? class_bytes(c) : len);
     }
     if (u->data == NULL) {
         weft_runtime_abort(MPI_ERR_NO_MEM, "out of memory buffering an unexpected message");
@@ -192,6 +197,8 @@ void *p2p_unexp_buffer(weft_unexp_t *u, size_t len)
     return u->data;
 }
 
+/* The sender is told to stop above the limit and to resume below half of
+ * it, so a receiver near the limit does not flip the flag every message. */
 void p2p_unexp_hold(weft_unexp_t *u)
 {
     peer_state_t *ps = &p2p.peers[u->peer];
@@ -215,10 +222,10 @@ void p2p_unexp_free(weft_unexp_t *u)
         }
     }
     if (u->data != u->inline_data) {
-        size_t bytes = u->pool_class >= 0 ? (size_t)1 << (POOL_MIN_SHIFT + u->pool_class) : 0;
+        size_t bytes = u->pool_class >= 0 ? class_bytes(u->pool_class) : 0;
         if (bytes > 0 && payload_pool_bytes + bytes <= payload_pool_max) {
-            pool_buf_t *b            = u->data;
-            b->next                  = payload_pool[u->pool_class];
+            pool_buf_t *b               = u->data;
+            b->next                     = payload_pool[u->pool_class];
             payload_pool[u->pool_class] = b;
             payload_pool_bytes += bytes;
         } else {
