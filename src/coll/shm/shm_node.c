@@ -211,43 +211,71 @@ int weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void
     }
     /* Each rank reduces its 1/n piece of the round in place in the last
      * rank's slot (only the piece's owner touches that part), then everyone
-     * copies the whole reduced round out of that slot. */
+     * copies the whole reduced round out of that slot. After the first
+     * round (alone: every rank checks the sizes in it and, if they differ,
+     * all stop after it, in step) the rounds go a window at a time: a rank
+     * writes its part of up to REDUCE_WINDOW rounds before it waits for
+     * anyone, so on a node with more ranks than CPUs it is scheduled about
+     * twice per window instead of twice per round. */
     MPI_Count per_round = SLOT_BYTES / esize;
-    for (MPI_Count first = 0; first < count; first += per_round) {
-        MPI_Count      cnt = count - first < per_round ? count - first : per_round;
-        size_t         len = (size_t)cnt * esize, at = (size_t)first * esize;
-        uint64_t       r   = round_begin(sh);
-        MPI_Count      poff, pcnt;
-        unsigned char *acc;
+    MPI_Count first     = 0;
+    /* An op's error does not stop the rounds: the other ranks are in them. */
+    while (first < count) {
+        int       rounds = first == 0 ? 1 : REDUCE_WINDOW;
+        uint64_t  r0     = sh->round + 1;
+        MPI_Count from   = first;
+        int       k;
 
-        weft_coll_shm_round_reuse(sh, r, 1);
-        memcpy(contrib(sh, me, r, len), (const char *)mydata + tlb + at, len);
-        publish(post_line(sh, me, r), seq_make(r, (MPI_Count)total, 0));
-        weft_coll_shm_wait_all(post_line(sh, 0, r), sh->nbuf, n, me, r);
-        acc = contrib(sh, n - 1, r, len);
-        weft_coll_block(cnt, n, me, &poff, &pcnt);
-        if (first == 0) {
-            int j = weft_coll_shm_posted_size_differs(sh, r, (MPI_Count)total);
-            if (j >= 0) { /* everyone sees it in this round and leaves after it */
-                rc   = weft_coll_shm_size_mismatch("a reduction", (MPI_Count)total, j, sh, r);
-                pcnt = 0;
-                want = 0;
-                count = first + cnt; /* no further round */
+        for (k = 0; k < rounds && first < count; k++, first += per_round) {
+            MPI_Count cnt = count - first < per_round ? count - first : per_round;
+            uint64_t  r   = round_begin(sh);
+
+            weft_coll_shm_round_reuse(sh, r, 1);
+            memcpy(contrib(sh, me, r, (size_t)cnt * esize),
+                   (const char *)mydata + tlb + (size_t)first * esize, (size_t)cnt * esize);
+            publish(post_line(sh, me, r), seq_make(r, (MPI_Count)total, 0));
+        }
+        rounds = k;
+        for (k = 0; k < rounds; k++) {
+            MPI_Count at  = from + (MPI_Count)k * per_round;
+            MPI_Count cnt = count - at < per_round ? count - at : per_round;
+            uint64_t  r   = r0 + (uint64_t)k;
+            size_t    len = (size_t)cnt * esize;
+            MPI_Count poff, pcnt;
+
+            weft_coll_shm_wait_all(post_line(sh, 0, r), sh->nbuf, n, me, r);
+            weft_coll_block(cnt, n, me, &poff, &pcnt);
+            if (at == 0) {
+                int j = weft_coll_shm_posted_size_differs(sh, r, (MPI_Count)total);
+                if (j >= 0) { /* everyone sees it in this round and leaves after it */
+                    rc    = weft_coll_shm_size_mismatch("a reduction", (MPI_Count)total, j, sh, r);
+                    pcnt  = 0;
+                    want  = 0;
+                    first = count; /* no further round */
+                }
             }
-        }
-        if (pcnt > 0) {
-            size_t pat = (size_t)poff * esize;
-            for (int j = n - 2; j >= 0 && rc == MPI_SUCCESS; j--) {
-                rc = weft_op_reduce(op, contrib(sh, j, r, len) + pat - tlb, acc + pat - tlb, pcnt,
-                                    dt);
+            if (pcnt > 0 && rc == MPI_SUCCESS) {
+                unsigned char *acc = contrib(sh, n - 1, r, len);
+                size_t         pat = (size_t)poff * esize;
+                for (int j = n - 2; j >= 0 && rc == MPI_SUCCESS; j--) {
+                    rc = weft_op_reduce(op, contrib(sh, j, r, len) + pat - tlb, acc + pat - tlb,
+                                        pcnt, dt);
+                }
             }
+            publish(&sh->reduced[me], r);
         }
-        publish(&sh->reduced[me], r);
-        if (want) {
-            weft_coll_shm_wait_all(sh->reduced, 1, n, me, r);
-            memcpy((char *)rbuf + tlb + at, acc, len);
+        for (k = 0; k < rounds; k++) {
+            MPI_Count at = from + (MPI_Count)k * per_round;
+            MPI_Count cnt = count - at < per_round ? count - at : per_round;
+            uint64_t  r   = r0 + (uint64_t)k;
+            size_t    len = (size_t)cnt * esize;
+
+            if (want) {
+                weft_coll_shm_wait_all(sh->reduced, 1, n, me, r);
+                memcpy((char *)rbuf + tlb + (size_t)at * esize, contrib(sh, n - 1, r, len), len);
+            }
+            round_end(sh, r);
         }
-        round_end(sh, r);
     }
     return rc;
 }
