@@ -621,6 +621,9 @@ static int shm_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
     case WEFT_COLL_REDUCE:
     case WEFT_COLL_ALLREDUCE:
         return a->dt->is_contig && (cc->nodes == 1 || weft_op_is_commutative(a->op));
+    case WEFT_COLL_REDUCE_SCATTER:
+    case WEFT_COLL_REDUCE_SCATTER_BLOCK:
+        return a->dt->is_contig && cc->nodes == 1;
     default:
         return 1;
     }

@@ -345,6 +345,11 @@ int    weft_coll_shm_node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count c
 int    weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf,
                                  MPI_Count count, weft_datatype_t *dt, weft_op_t *op, int all,
                                  int lroot);
+/* The same reduction on every rank, each keeping only elements
+ * [soff, soff + scnt) of the result (in rbuf) and copying out only them. */
+int    weft_coll_shm_node_reduce_scatter(struct weft_coll_shm *sh, const void *mydata, void *rbuf,
+                                         MPI_Count count, weft_datatype_t *dt, weft_op_t *op,
+                                         MPI_Count soff, MPI_Count scnt);
 int    weft_coll_shm_node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block,
                                  int all, int lroot);
 int    weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block,

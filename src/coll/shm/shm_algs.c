@@ -170,6 +170,21 @@ static int allreduce_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
     return rc;
 }
 
+/* One node (shm_allowed): counts[i] elements of the result for rank i. */
+static int reduce_scatter_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc,
+                              const MPI_Count *counts)
+{
+    weft_comm_t *comm  = a->comm;
+    MPI_Count    total = 0, mine = 0;
+
+    for (int i = 0; i < comm->size; i++) {
+        mine += i < comm->rank ? counts[i] : 0;
+        total += counts[i];
+    }
+    return weft_coll_shm_node_reduce_scatter(cc->shm, weft_coll_mydata(a), a->rbuf, total, a->dt,
+                                             a->op, mine, counts[comm->rank]);
+}
+
 /* Several nodes: blocks are packed (B bytes each) into one buffer in node
  * order (node index, then comm rank); each node gathers into its leader's
  * part of it through the region, leaders run gatherv / allgatherv on the
@@ -403,6 +418,20 @@ int weft_coll_reduce_intra_shm_run(const weft_coll_args_t *a)
 int weft_coll_allreduce_intra_shm_run(const weft_coll_args_t *a)
 {
     return allreduce_shm(a, shm_enter(a));
+}
+
+int weft_coll_reduce_scatter_intra_shm_run(const weft_coll_args_t *a)
+{
+    return reduce_scatter_shm(a, shm_enter(a), a->rcounts);
+}
+
+int weft_coll_reduce_scatter_block_intra_shm_run(const weft_coll_args_t *a)
+{
+    struct weft_coll_comm *cc = shm_enter(a);
+    MPI_Count              total = a->rcount * a->comm->size;
+
+    return weft_coll_shm_node_reduce_scatter(cc->shm, weft_coll_mydata(a), a->rbuf, total, a->dt,
+                                             a->op, a->rcount * a->comm->rank, a->rcount);
 }
 
 int weft_coll_gather_intra_shm_run(const weft_coll_args_t *a)

@@ -155,19 +155,22 @@ int weft_coll_shm_node_bcast(struct weft_coll_shm *sh, void *buf, MPI_Count coun
 }
 
 /* Reduce count elements of contiguous dt from every local rank (mine at
- * mydata) into rbuf: on every rank (all) or on local rank lroot. Operands
+ * mydata); elements [soff, soff + scnt) of the result go to rbuf (its
+ * first element), on every rank (all) or on local rank lroot. Operands
  * combine in local rank order, so non-commutative ops are right. */
-int weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf, MPI_Count count,
-                       weft_datatype_t *dt, weft_op_t *op, int all, int lroot)
+static int node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf, MPI_Count count,
+                       weft_datatype_t *dt, weft_op_t *op, int all, int lroot, MPI_Count soff,
+                       MPI_Count scnt)
 {
     size_t   esize = (size_t)dt->size, total = (size_t)count * esize;
+    size_t   sat = (size_t)soff * esize, slen = (size_t)scnt * esize;
     MPI_Aint tlb   = dt->true_lb;
     int      n = sh->n, me = sh->me, rc = MPI_SUCCESS;
     int      want  = all || me == lroot;
 
     if (n == 1) {
-        if (want && mydata != rbuf && total) {
-            memcpy((char *)rbuf + tlb, (const char *)mydata + tlb, total);
+        if (want && (mydata != rbuf || sat != 0) && slen) {
+            memmove((char *)rbuf + tlb, (const char *)mydata + tlb + sat, slen);
         }
         return MPI_SUCCESS;
     }
@@ -201,9 +204,9 @@ int weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void
                 return MPI_SUCCESS;
             }
             /* ((c0 op c1) op ...) evaluated from the right: acc = c[j] op acc */
-            memcpy((char *)rbuf + tlb, contrib(sh, n - 1, r, total), total);
-            for (int j = n - 2; j >= 0 && rc == MPI_SUCCESS; j--) {
-                rc = weft_op_reduce(op, contrib(sh, j, r, total) - tlb, rbuf, count, dt);
+            memcpy((char *)rbuf + tlb, contrib(sh, n - 1, r, total) + sat, slen);
+            for (int j = n - 2; j >= 0 && rc == MPI_SUCCESS && scnt > 0; j--) {
+                rc = weft_op_reduce(op, contrib(sh, j, r, total) + sat - tlb, rbuf, scnt, dt);
             }
         }
         round_end(sh, r);
@@ -268,16 +271,35 @@ int weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void
             MPI_Count at = from + (MPI_Count)k * per_round;
             MPI_Count cnt = count - at < per_round ? count - at : per_round;
             uint64_t  r   = r0 + (uint64_t)k;
-            size_t    len = (size_t)cnt * esize;
+            MPI_Count lo  = at > soff ? at : soff;
+            MPI_Count hi  = at + cnt < soff + scnt ? at + cnt : soff + scnt;
 
-            if (want) {
+            if (want && lo < hi) { /* the part of my slice this round holds */
                 weft_coll_shm_wait_all(sh->reduced, 1, n, me, r);
-                memcpy((char *)rbuf + tlb + (size_t)at * esize, contrib(sh, n - 1, r, len), len);
+                memcpy((char *)rbuf + tlb + (size_t)(lo - soff) * esize,
+                       contrib(sh, n - 1, r, (size_t)cnt * esize) + (size_t)(lo - at) * esize,
+                       (size_t)(hi - lo) * esize);
             }
             round_end(sh, r);
         }
     }
     return rc;
+}
+
+int weft_coll_shm_node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf,
+                              MPI_Count count, weft_datatype_t *dt, weft_op_t *op, int all,
+                              int lroot)
+{
+    return node_reduce(sh, mydata, rbuf, count, dt, op, all, lroot, 0, count);
+}
+
+int weft_coll_shm_node_reduce_scatter(struct weft_coll_shm *sh, const void *mydata, void *rbuf,
+                                      MPI_Count count, weft_datatype_t *dt, weft_op_t *op,
+                                      MPI_Count soff, MPI_Count scnt)
+{
+    /* A rank with an empty block only contributes: like a reduction's
+     * non-root it leaves a one-round call without waiting. */
+    return node_reduce(sh, mydata, rbuf, count, dt, op, 0, scnt > 0 ? sh->me : -1, soff, scnt);
 }
 
 /* Every local rank's block (block bytes each) gathered on lroot, or on
