@@ -354,7 +354,17 @@ static int rooted_take_part(int coll, int root, weft_comm_t *comm, MPI_Count blo
         a.rbuf = me_root && !comm->is_inter ? MPI_IN_PLACE : scratch;
         a.sbuf = scratch, a.scounts = counts, a.sdispls = displs;
     }
-    (void)weft_coll_run(&a, WEFT_COLL_MODE_BLOCKING, NULL);
+    /* In the call's own mode: the others run a non-blocking call's
+     * schedule, which a blocking stand-in (shared-memory forms) would not
+     * meet. Waited for here, as the scratch buffers go with it. */
+    if (mode == WEFT_COLL_MODE_NONBLOCKING) {
+        MPI_Request req = MPI_REQUEST_NULL;
+        if (weft_coll_run(&a, mode, &req) == MPI_SUCCESS && req != MPI_REQUEST_NULL) {
+            (void)weft_wait_impl(&req, MPI_STATUS_IGNORE);
+        }
+    } else {
+        (void)weft_coll_run(&a, WEFT_COLL_MODE_BLOCKING, NULL);
+    }
 out:
     free(scratch);
     free(counts);

@@ -147,6 +147,47 @@ int main(int argc, char **argv)
     }
     free(sb);
 
+    /* 7. scatterv: the root sends 12 ints to rank 1, which expects 8 (the
+     * others agree on 3): someone reports it. 8. allgatherv: rank 1 sends
+     * 12 ints where every rank's recvcounts say 8 (the shared-memory form
+     * reports it; point-to-point linear sends the 8 ints its own rcounts
+     * entry says, and need not). Nothing is written past any buffer and
+     * nobody hangs. */
+    {
+        int counts[size], displs[size];
+        for (int q = 0; q < size; q++) {
+            counts[q] = q == 1 ? 8 : 3;
+            displs[q] = q * ROOM;
+        }
+        for (int i = 0; i < size * ROOM; i++) {
+            big[i] = 11000 + i;
+        }
+        if (rank == 0) {
+            counts[1] = 12;
+        }
+        cnt = rank == 0 ? counts[0] : rank == 1 ? 8 : 3;
+        fill_guard(buf, cnt, ROOM);
+        rc = MPI_Scatterv(big, counts, displs, MPI_INT, buf, cnt, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        check_reported(cls, "scatterv");
+        check_guard(buf, cnt, ROOM, "scatterv");
+        check_still_works(7);
+
+        counts[1] = 8;
+        cnt       = rank == 1 ? 12 : 3;
+        for (int i = 0; i < ROOM; i++) {
+            buf[i] = 12000 + rank * ROOM + i;
+        }
+        memset(big, GUARD, (size_t)size * ROOM * sizeof(int));
+        rc = MPI_Allgatherv(buf, cnt, MPI_INT, big, counts, displs, MPI_INT, MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "allgatherv: class %d", cls);
+        for (int q = 0; q < size; q++) {
+            check_guard(big + q * ROOM, counts[q], ROOM, "allgatherv");
+        }
+        check_still_works(8);
+    }
+
     free(big);
     return mpitest_finish();
 }

@@ -354,6 +354,15 @@ int    weft_coll_shm_node_gather(struct weft_coll_shm *sh, const blocks_t *b, MP
                                  int all, int lroot);
 int    weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block,
                                   int lroot);
+/* The v-forms on one node: blocks of per-rank sizes (elements of the
+ * datatype at displacements in elements, as the call gives them). */
+int    weft_coll_shm_node_allgatherv(struct weft_coll_shm *sh, const void *sbuf, MPI_Count scount,
+                                     weft_datatype_t *sdt, void *rbuf, const MPI_Count *rcounts,
+                                     const MPI_Aint *rdispls, weft_datatype_t *rdt);
+int    weft_coll_shm_node_scatterv(struct weft_coll_shm *sh, const void *sbuf,
+                                   const MPI_Count *scounts, const MPI_Aint *sdispls,
+                                   weft_datatype_t *sdt, void *rbuf, MPI_Count rcount,
+                                   weft_datatype_t *rdt, int lroot);
 
 /* ---- shm_cma.c: node phases by CMA (from sh->cma_from bytes) ---- */
 

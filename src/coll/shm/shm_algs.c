@@ -434,6 +434,34 @@ int weft_coll_reduce_scatter_block_intra_shm_run(const weft_coll_args_t *a)
                                              a->op, a->rcount * a->comm->rank, a->rcount);
 }
 
+int weft_coll_allgatherv_intra_shm_run(const weft_coll_args_t *a)
+{
+    struct weft_coll_comm *cc  = shm_enter(a);
+    int                    me  = a->comm->rank;
+    char                  *dst = (char *)a->rbuf + a->rdispls[me] * a->rdt->extent;
+
+    if (a->sbuf == MPI_IN_PLACE) { /* my block already sits in rbuf */
+        return weft_coll_shm_node_allgatherv(cc->shm, dst, a->rcounts[me], a->rdt, a->rbuf,
+                                             a->rcounts, a->rdispls, a->rdt);
+    }
+    weft_dt_copy(a->sbuf, a->scount, a->sdt, dst, a->rcounts[me], a->rdt);
+    return weft_coll_shm_node_allgatherv(cc->shm, a->sbuf, a->scount, a->sdt, a->rbuf, a->rcounts,
+                                         a->rdispls, a->rdt);
+}
+
+int weft_coll_scatterv_intra_shm_run(const weft_coll_args_t *a)
+{
+    struct weft_coll_comm *cc = shm_enter(a);
+    int                    me = a->comm->rank;
+
+    if (me == a->root && a->rbuf != MPI_IN_PLACE) {
+        weft_dt_copy((const char *)a->sbuf + a->sdispls[me] * a->sdt->extent, a->scounts[me],
+                     a->sdt, a->rbuf, a->rcount, a->rdt);
+    }
+    return weft_coll_shm_node_scatterv(cc->shm, a->sbuf, a->scounts, a->sdispls, a->sdt, a->rbuf,
+                                       a->rcount, a->rdt, a->root);
+}
+
 int weft_coll_gather_intra_shm_run(const weft_coll_args_t *a)
 {
     return gather_shm(a, shm_enter(a), 0);

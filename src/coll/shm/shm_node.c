@@ -440,3 +440,133 @@ int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_
     }
     return rc;
 }
+
+/* Bytes of a block of `block` bytes that the round starting at byte off
+ * carries (0 once the block is done). */
+static size_t round_piece(MPI_Count block, MPI_Count off)
+{
+    return block <= off ? 0 : (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
+}
+
+/* One node: every rank's block, each of its own size (rcounts[j] elements
+ * of rdt at rdispls[j], known to all), on every rank. Rounds cover the
+ * same byte range of every block, as many as the largest block needs; a
+ * post carries its writer's block size, and everyone reads every post of
+ * the first round, so a send count that disagrees with its rcounts entry
+ * stops all ranks after it (rcounts that differ between ranks can still
+ * leave them out of step, as in the gather). */
+int weft_coll_shm_node_allgatherv(struct weft_coll_shm *sh, const void *sbuf, MPI_Count scount,
+                                  weft_datatype_t *sdt, void *rbuf, const MPI_Count *rcounts,
+                                  const MPI_Aint *rdispls, weft_datatype_t *rdt)
+{
+    int       n = sh->n, me = sh->me, rc = MPI_SUCCESS;
+    MPI_Count mine = scount * sdt->size, most = 0, off = 0;
+
+    for (int j = 0; j < n; j++) {
+        MPI_Count bj = rcounts[j] * rdt->size;
+        most         = bj > most ? bj : most;
+    }
+    if (n == 1) {
+        return MPI_SUCCESS;
+    }
+    if (in_slot(round_piece(most, 0))) {
+        weft_coll_shm_prefault(sh, 0, most);
+    }
+    do {
+        uint64_t r   = round_begin(sh);
+        size_t   len = round_piece(mine, off);
+        weft_coll_shm_round_reuse(sh, r, in_slot(round_piece(most, off)));
+        if (len > 0) {
+            weft_dt_pack(sdt, scount, sbuf, off, contrib(sh, me, r, len), (MPI_Count)len);
+        }
+        publish(post_line(sh, me, r), seq_make(r, mine, 0));
+        for (int j = 0; j < n; j++) {
+            MPI_Count bj = rcounts[j] * rdt->size;
+            size_t    lj = round_piece(bj, off);
+            if (j == me) {
+                continue;
+            }
+            weft_coll_shm_wait_ge(post_line(sh, j, r), r);
+            if (!seq_size_is(load(post_line(sh, j, r)), bj)) {
+                if (rc == MPI_SUCCESS) {
+                    rc = weft_coll_shm_size_mismatch("an allgatherv", bj, j, sh, r);
+                }
+                continue;
+            }
+            if (lj > 0) {
+                weft_dt_unpack(rdt, rcounts[j], (char *)rbuf + rdispls[j] * rdt->extent, off,
+                               contrib(sh, j, r, lj), (MPI_Count)lj);
+            }
+        }
+        round_end(sh, r);
+        off += SLOT_BYTES;
+    } while (off < most && rc == MPI_SUCCESS);
+    return rc;
+}
+
+/* One node, the root's blocks of their own sizes (scounts[j] elements of
+ * sdt at sdispls[j]): as in the scatter the root packs round r's piece of
+ * rank j's block into rank j's area and decides the rounds (the last-round
+ * bit rides on the ready line); rank j's post line of the round, unused by
+ * anyone else in a scatter round, carries the block size the root has for
+ * it, so a receive count that disagrees is reported and nothing is read. */
+int weft_coll_shm_node_scatterv(struct weft_coll_shm *sh, const void *sbuf, const MPI_Count *scounts,
+                                const MPI_Aint *sdispls, weft_datatype_t *sdt, void *rbuf,
+                                MPI_Count rcount, weft_datatype_t *rdt, int lroot)
+{
+    int       n = sh->n, me = sh->me, rc = MPI_SUCCESS, last = 0;
+    /* the root's receive arguments may be MPI_IN_PLACE's (no datatype) */
+    MPI_Count mine = me == lroot ? 0 : rcount * rdt->size, most = mine, off = 0;
+
+    if (n == 1) {
+        return MPI_SUCCESS;
+    }
+    if (me == lroot) {
+        most = 0;
+        for (int j = 0; j < n; j++) {
+            MPI_Count bj = j == me ? 0 : scounts[j] * sdt->size;
+            most         = bj > most ? bj : most;
+        }
+    }
+    if (in_slot(round_piece(most, 0))) {
+        weft_coll_shm_prefault(sh, 0, most);
+    }
+    while (!last) {
+        uint64_t r   = round_begin(sh);
+        line_t  *pkt = ready_pkt(sh, r);
+        if (me == lroot) {
+            last = off + SLOT_BYTES >= most;
+            weft_coll_shm_round_reuse(sh, r, in_slot(round_piece(most, off)));
+            for (int j = 0; j < n; j++) {
+                MPI_Count bj  = scounts[j] * sdt->size;
+                size_t    len = round_piece(bj, off);
+                if (j == me) {
+                    continue;
+                }
+                if (len > 0) {
+                    weft_dt_pack(sdt, scounts[j], (const char *)sbuf + sdispls[j] * sdt->extent,
+                                 off, contrib(sh, j, r, len), (MPI_Count)len);
+                }
+                publish(post_line(sh, j, r), seq_make(r, bj, 0));
+            }
+            publish(&pkt[0], seq_make(r, 0, last));
+        } else {
+            weft_coll_shm_wait_ge(&pkt[0], r);
+            last              = (load(&pkt[0]) & SEQ_LAST) != 0;
+            uint64_t  v       = load(post_line(sh, me, r));
+            size_t    len     = round_piece(mine, off);
+            if (!seq_size_is(v, mine) && rc == MPI_SUCCESS) {
+                rc = weft_error(MPI_ERR_TRUNCATE,
+                                "ranks passed different amounts of data to a scatterv (%lld "
+                                "bytes here, about %lld at the root)",
+                                (long long)mine, (long long)seq_size(v));
+            }
+            if (rc == MPI_SUCCESS && len > 0) {
+                weft_dt_unpack(rdt, rcount, rbuf, off, contrib(sh, me, r, len), (MPI_Count)len);
+            }
+        }
+        off += SLOT_BYTES;
+        round_end(sh, r);
+    }
+    return rc;
+}
