@@ -302,6 +302,21 @@ int weft_coll_shm_node_reduce_scatter(struct weft_coll_shm *sh, const void *myda
     return node_reduce(sh, mydata, rbuf, count, dt, op, 0, scnt > 0 ? sh->me : -1, soff, scnt);
 }
 
+/* Wait for rank j's post of round r; 1 when it carries the block size
+ * expected (else the first mismatch goes to *rc and nothing is read). */
+static int post_in(struct weft_coll_shm *sh, int j, uint64_t r, MPI_Count size, const char *what,
+                   int *rc)
+{
+    weft_coll_shm_wait_ge(post_line(sh, j, r), r);
+    if (seq_size_is(load(post_line(sh, j, r)), size)) {
+        return 1;
+    }
+    if (*rc == MPI_SUCCESS) {
+        *rc = weft_coll_shm_size_mismatch(what, size, j, sh, r);
+    }
+    return 0;
+}
+
 /* Every local rank's block (block bytes each) gathered on lroot, or on
  * every rank (all), packed and unpacked through the callers' datatypes. */
 int weft_coll_shm_node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int all,
@@ -338,11 +353,7 @@ int weft_coll_shm_node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_C
                 if (j == me) {
                     continue;
                 }
-                weft_coll_shm_wait_ge(post_line(sh, j, r), r);
-                if (!seq_size_is(load(post_line(sh, j, r)), block)) {
-                    if (rc == MPI_SUCCESS) {
-                        rc = weft_coll_shm_size_mismatch("a gather", block, j, sh, r);
-                    }
+                if (!post_in(sh, j, r, block, "a gather", &rc)) {
                     continue;
                 }
                 weft_dt_unpack(b->rdt, b->rcount, (char *)b->rbuf + j * rstride, off,
@@ -486,11 +497,7 @@ int weft_coll_shm_node_allgatherv(struct weft_coll_shm *sh, const void *sbuf, MP
             if (j == me) {
                 continue;
             }
-            weft_coll_shm_wait_ge(post_line(sh, j, r), r);
-            if (!seq_size_is(load(post_line(sh, j, r)), bj)) {
-                if (rc == MPI_SUCCESS) {
-                    rc = weft_coll_shm_size_mismatch("an allgatherv", bj, j, sh, r);
-                }
+            if (!post_in(sh, j, r, bj, "an allgatherv", &rc)) {
                 continue;
             }
             if (lj > 0) {
