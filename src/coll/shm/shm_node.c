@@ -268,7 +268,7 @@ static int node_reduce(struct weft_coll_shm *sh, const void *mydata, void *rbuf,
             publish(&sh->reduced[me], r);
         }
         for (k = 0; k < rounds; k++) {
-            MPI_Count at = from + (MPI_Count)k * per_round;
+            MPI_Count at  = from + (MPI_Count)k * per_round;
             MPI_Count cnt = count - at < per_round ? count - at : per_round;
             uint64_t  r   = r0 + (uint64_t)k;
             MPI_Count lo  = at > soff ? at : soff;
