@@ -107,8 +107,8 @@
  * reduces 1/n of it and everyone copies the result. */
 #define REDUCE_ALL_MAX 4096u
 /* Rounds of a larger reduction written before a rank waits for the others
- * (weft_coll_shm_node_reduce); at most NSLOT / 2, so a window's slots are
- * free once every rank finished the previous window's first half. */
+ * (weft_coll_shm_node_reduce); at most NSLOT / 2, so writing a window never
+ * waits for a slot that the window before it still uses. */
 #define REDUCE_WINDOW 4
 /* Prefetch the next round's buffer for small messages only. */
 #define PREFETCH_MAX 4096u
