@@ -332,6 +332,8 @@ int  weft_coll_shm_round_reuse_try(struct weft_coll_shm *sh, uint64_t r, int slo
 int weft_coll_shm_posted_size_differs(struct weft_coll_shm *sh, uint64_t r, MPI_Count size);
 int weft_coll_shm_size_mismatch(const char *what, MPI_Count size, int j,
                                 struct weft_coll_shm *sh, uint64_t r);
+/* The same, where the other figure is the root's (a scatter's posted tag). */
+int weft_coll_shm_root_size_mismatch(const char *what, MPI_Count size, uint64_t posted);
 
 /* ---- shm_node.c: blocking node phases ---- */
 

@@ -302,6 +302,25 @@ int weft_coll_shm_node_reduce_scatter(struct weft_coll_shm *sh, const void *myda
     return node_reduce(sh, mydata, rbuf, count, dt, op, 0, scnt > 0 ? sh->me : -1, soff, scnt);
 }
 
+/* Bytes of a block of `block` bytes that the round starting at byte off
+ * carries (0 once the block is done). */
+static size_t round_piece(MPI_Count block, MPI_Count off)
+{
+    return block <= off ? 0 : (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
+}
+
+/* Bytes of the largest of n blocks of counts[j] elements of dt, leaving out
+ * block skip (-1: none). */
+static MPI_Count largest_block(const MPI_Count *counts, const weft_datatype_t *dt, int n, int skip)
+{
+    MPI_Count most = 0;
+    for (int j = 0; j < n; j++) {
+        MPI_Count bj = j == skip ? 0 : counts[j] * dt->size;
+        most         = bj > most ? bj : most;
+    }
+    return most;
+}
+
 /* Wait for rank j's post of round r; 1 when it carries the block size
  * expected (else the first mismatch goes to *rc and nothing is read). */
 static int post_in(struct weft_coll_shm *sh, int j, uint64_t r, MPI_Count size, const char *what,
@@ -341,7 +360,7 @@ int weft_coll_shm_node_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_C
      * there can still leave the ranks out of step). At least one round, so
      * a zero-size block meets a non-zero one. */
     do {
-        size_t   len = (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
+        size_t   len = round_piece(block, off);
         uint64_t r   = round_begin(sh);
         if (!want || all) {
             weft_coll_shm_round_reuse(sh, r, in_slot(len));
@@ -397,7 +416,7 @@ int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_
         uint64_t r   = round_begin(sh);
         line_t  *pkt = ready_pkt(sh, r);
         if (me == lroot) {
-            size_t len = (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
+            size_t len = round_piece(block, off);
             last       = off + (MPI_Count)len >= block;
             int small = block <= (MPI_Count)INLINE_BYTES; /* one round, in lines */
             int one   = !in_slot((size_t)block);          /* one round, lines or small areas */
@@ -425,10 +444,7 @@ int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_
             MPI_Count rooth = seq_size(v), len, mine;
             last            = (v & SEQ_LAST) != 0;
             if (!seq_size_is(v, block) && rc == MPI_SUCCESS) {
-                rc = weft_error(MPI_ERR_TRUNCATE,
-                                "ranks passed different amounts of data to a scatter (%lld "
-                                "bytes here, about %lld at the root)",
-                                (long long)block, (long long)rooth);
+                rc = weft_coll_shm_root_size_mismatch("a scatter", block, v);
             }
             /* the root's block size is known modulo 8 MiB only: copy what
              * this round holds for us and fits our buffer */
@@ -452,13 +468,6 @@ int weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, MPI_
     return rc;
 }
 
-/* Bytes of a block of `block` bytes that the round starting at byte off
- * carries (0 once the block is done). */
-static size_t round_piece(MPI_Count block, MPI_Count off)
-{
-    return block <= off ? 0 : (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
-}
-
 /* One node: every rank's block, each of its own size (rcounts[j] elements
  * of rdt at rdispls[j], known to all), on every rank. Rounds cover the
  * same byte range of every block, as many as the largest block needs; a
@@ -471,15 +480,12 @@ int weft_coll_shm_node_allgatherv(struct weft_coll_shm *sh, const void *sbuf, MP
                                   const MPI_Aint *rdispls, weft_datatype_t *rdt)
 {
     int       n = sh->n, me = sh->me, rc = MPI_SUCCESS;
-    MPI_Count mine = scount * sdt->size, most = 0, off = 0;
+    MPI_Count mine = scount * sdt->size, off = 0, most;
 
-    for (int j = 0; j < n; j++) {
-        MPI_Count bj = rcounts[j] * rdt->size;
-        most         = bj > most ? bj : most;
-    }
     if (n == 1) {
         return MPI_SUCCESS;
     }
+    most = largest_block(rcounts, rdt, n, -1);
     if (in_slot(round_piece(most, 0))) {
         weft_coll_shm_prefault(sh, 0, most);
     }
@@ -529,11 +535,7 @@ int weft_coll_shm_node_scatterv(struct weft_coll_shm *sh, const void *sbuf, cons
         return MPI_SUCCESS;
     }
     if (me == lroot) {
-        most = 0;
-        for (int j = 0; j < n; j++) {
-            MPI_Count bj = j == me ? 0 : scounts[j] * sdt->size;
-            most         = bj > most ? bj : most;
-        }
+        most = largest_block(scounts, sdt, n, me);
     }
     if (in_slot(round_piece(most, 0))) {
         weft_coll_shm_prefault(sh, 0, most);
@@ -563,10 +565,7 @@ int weft_coll_shm_node_scatterv(struct weft_coll_shm *sh, const void *sbuf, cons
             uint64_t  v       = load(post_line(sh, me, r));
             size_t    len     = round_piece(mine, off);
             if (!seq_size_is(v, mine) && rc == MPI_SUCCESS) {
-                rc = weft_error(MPI_ERR_TRUNCATE,
-                                "ranks passed different amounts of data to a scatterv (%lld "
-                                "bytes here, about %lld at the root)",
-                                (long long)mine, (long long)seq_size(v));
+                rc = weft_coll_shm_root_size_mismatch("a scatterv", mine, v);
             }
             if (rc == MPI_SUCCESS && len > 0) {
                 weft_dt_unpack(rdt, rcount, rbuf, off, contrib(sh, me, r, len), (MPI_Count)len);

@@ -202,6 +202,14 @@ int weft_coll_shm_size_mismatch(const char *what, MPI_Count size, int j, struct 
                       what, (long long)size, (long long)seq_size(load(post_line(sh, j, r))), j);
 }
 
+int weft_coll_shm_root_size_mismatch(const char *what, MPI_Count size, uint64_t posted)
+{
+    return weft_error(MPI_ERR_TRUNCATE,
+                      "ranks passed different amounts of data to %s (%lld bytes here, about "
+                      "%lld at the root)",
+                      what, (long long)size, (long long)seq_size(posted));
+}
+
 /* ---- setup ------------------------------------------------------------------ */
 
 static void shm_free(struct weft_coll_shm *sh)

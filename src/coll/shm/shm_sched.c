@@ -426,10 +426,7 @@ static int scatter_poll(void *state, int first, int *rc)
             v         = load(&pkt[0]);
             o->h.last = (v & SEQ_LAST) != 0;
             if (!seq_size_is(v, o->block) && o->h.rc == MPI_SUCCESS) {
-                o->h.rc = weft_error(MPI_ERR_TRUNCATE,
-                                     "ranks passed different amounts of data to a scatter (%lld "
-                                     "bytes here, about %lld at the root)",
-                                     (long long)o->block, (long long)seq_size(v));
+                o->h.rc = weft_coll_shm_root_size_mismatch("a scatter", o->block, v);
             }
             len  = o->h.last ? (o->block - off) : SLOT_BYTES;
             mine = o->block - off < len ? o->block - off : len;
