@@ -39,8 +39,12 @@ def test_slow_cma_moves_thresholds():
         return
     slow = run({"WEFT_SMP_CMA_EXTRA_COST": "400000"})  # +400 us per CMA read
     assert slow["cma_ns"] >= fast["cma_ns"] + 400000 - 1000 or slow["cma_ns"] >= 400000
-    # CMA costs more: two copies stay cheaper up to a larger size
-    assert slow["cma"] > max(fast["cma"], fast["eager"]), (fast, slow)
+    # CMA costs more: two copies stay cheaper up to a larger size. Where the
+    # two copies already beat CMA's rate (the family 26 AMD VM), the fast
+    # choice can sit at the cache bound, 8 x L2 (8 MiB), and the model can
+    # keep the slow one there too (seen under ASan on that VM: both 8 MiB).
+    assert slow["cma"] >= max(fast["cma"], fast["eager"]), (fast, slow)
+    assert slow["cma"] > max(fast["cma"], fast["eager"]) or fast["cma"] >= 8 << 20, (fast, slow)
     assert slow["eager"] >= fast["eager"], (fast, slow)
     # cooperative copy from 2 x CMA's fixed cost x its rate, at most 256 KiB:
     # a 400 us call never pays for itself below the cap
