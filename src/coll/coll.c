@@ -617,6 +617,8 @@ static int shm_allowed(const weft_coll_args_t *a, struct weft_coll_comm *cc)
     switch (a->coll) {
     case WEFT_COLL_ALLTOALL:
     case WEFT_COLL_SCATTER:
+    case WEFT_COLL_ALLTOALLV:
+    case WEFT_COLL_GATHERV:
     case WEFT_COLL_SCATTERV:
     case WEFT_COLL_ALLGATHERV:
         return cc->nodes == 1;

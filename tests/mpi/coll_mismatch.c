@@ -188,6 +188,107 @@ int main(int argc, char **argv)
         check_still_works(8);
     }
 
+    /* 9. gatherv: rank 1 sends 12 ints where the root's recvcounts say 8
+     * (the others agree on 3): the root reports it and writes nothing past
+     * any block. 10, 11. the same across the shared-memory form's 16 KiB
+     * rounds, where only the root knows how many rounds the call takes:
+     * rank 1 sends 6000 ints (two rounds by its own count) where the root
+     * expects 3000 and everyone else sends 3000 (one round), then 3000
+     * where the root expects 6000 (two rounds: rank 1 must follow them; a
+     * short message, which point-to-point need not report). */
+    {
+        int counts[size], displs[size];
+        for (int q = 0; q < size; q++) {
+            counts[q] = q == 1 ? 8 : 3;
+            displs[q] = q * ROOM;
+        }
+        cnt = rank == 1 ? 12 : 3;
+        for (int i = 0; i < ROOM; i++) {
+            buf[i] = 13000 + rank * ROOM + i;
+        }
+        memset(big, GUARD, (size_t)size * ROOM * sizeof(int));
+        rc = MPI_Gatherv(buf, cnt, MPI_INT, big, counts, displs, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        check_reported(cls, "gatherv");
+        if (rank == 0) {
+            for (int q = 0; q < size; q++) {
+                check_guard(big + q * ROOM, counts[q], ROOM, "gatherv");
+            }
+            for (int i = 0; i < 3; i++) {
+                CHECK(big[i] == 13000 + i, "gatherv: the root's own int %d: %d", i, big[i]);
+            }
+        }
+        check_still_works(9);
+    }
+    {
+        enum { LARGE = 6000, SMALLER = 3000, GROOM = 6100 };
+        int *sbig = malloc(LARGE * sizeof(int)), *rbig = malloc((size_t)size * GROOM * sizeof(int));
+        int  counts[size], displs[size];
+        for (int k = 0; k < 2; k++) {
+            for (int q = 0; q < size; q++) {
+                counts[q] = q == 1 && k == 1 ? LARGE : SMALLER;
+                displs[q] = q * GROOM;
+            }
+            cnt = rank == 1 && k == 0 ? LARGE : SMALLER;
+            for (int i = 0; i < LARGE; i++) {
+                sbig[i] = 14000 + rank;
+            }
+            memset(rbig, GUARD, (size_t)size * GROOM * sizeof(int));
+            rc = MPI_Gatherv(sbig, cnt, MPI_INT, rbig, counts, displs, MPI_INT, 0, MPI_COMM_WORLD);
+            MPI_Error_class(rc, &cls);
+            if (k == 0) {
+                check_reported(cls, "gatherv across rounds, 6000 vs 3000");
+            } else {
+                CHECK(cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE,
+                      "gatherv across rounds, 3000 vs 6000: class %d", cls);
+            }
+            if (rank == 0) {
+                for (int q = 0; q < size; q++) {
+                    check_guard(rbig + q * GROOM, counts[q], GROOM, "gatherv across rounds");
+                }
+                for (int q = 0; q < size; q++) {
+                    if (q != 1) { /* rank 1's block is what the mismatch left */
+                        for (int i = 0; i < counts[q]; i++) {
+                            if (rbig[q * GROOM + i] != 14000 + q) {
+                                CHECK(0, "gatherv across rounds: rank %d's int %d is %d", q, i,
+                                      rbig[q * GROOM + i]);
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            check_still_works(10 + k);
+        }
+        free(sbig);
+        free(rbig);
+    }
+
+    /* 12. alltoallv: rank 1 sends 12 ints to rank 0, whose receive count
+     * for it says 8 (every other pair agrees on 3): rank 0 reports it, and
+     * nothing lands past any block */
+    {
+        int sc[size], sd[size], rcn[size], rd[size];
+        for (int q = 0; q < size; q++) {
+            sc[q] = rank == 1 && q == 0 ? 12 : 3;
+            rcn[q] = rank == 0 && q == 1 ? 8 : 3;
+            sd[q] = rd[q] = q * ROOM;
+        }
+        for (int i = 0; i < size * ROOM; i++) {
+            big[i] = 15000 + rank * 1000 + i;
+        }
+        int *out = malloc((size_t)size * ROOM * sizeof(int));
+        memset(out, GUARD, (size_t)size * ROOM * sizeof(int));
+        rc = MPI_Alltoallv(big, sc, sd, MPI_INT, out, rcn, rd, MPI_INT, MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        check_reported(cls, "alltoallv");
+        for (int q = 0; q < size; q++) {
+            check_guard(out + q * ROOM, rcn[q], ROOM, "alltoallv");
+        }
+        free(out);
+        check_still_works(12);
+    }
+
     free(big);
     return mpitest_finish();
 }

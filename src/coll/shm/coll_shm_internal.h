@@ -30,6 +30,10 @@
  *                              the same line, so a small message is one line)
  *   reduced[n]                 "my piece of round r's reduction is done"
  *   done[n]                    "I finished round r" (buffer reuse)
+ *   spilled[n] taken[n]        a gatherv block's pieces after the first:
+ *                              how many rank j ever wrote to its slots
+ *                              outside the rounds, and how many of them
+ *                              the roots took (see weft_coll_shm_node_gatherv)
  *   ready[nbuf][PKT_LINES]     broadcast chunk of round r: up to PKT_MAX
  *                              bytes spread over lines that each carry their
  *                              own counter (readers fetch them all at once),
@@ -136,7 +140,7 @@ struct weft_coll_shm {
     int          barrier_all_read; /* one-node barrier: everyone reads everyone (else a leader) */
     void        *base;
     size_t       bytes;
-    line_t      *arrive, *release, *post, *reduced, *done, *ready;
+    line_t      *arrive, *release, *post, *reduced, *done, *spilled, *taken, *ready;
     char        *slots, *result, *small;
     /* Non-blocking and persistent calls in flight on this communicator, in
      * the order they were started (see "Order rule" below). */
@@ -361,6 +365,9 @@ int    weft_coll_shm_node_scatter(struct weft_coll_shm *sh, const blocks_t *b, M
 int    weft_coll_shm_node_allgatherv(struct weft_coll_shm *sh, const void *sbuf, MPI_Count scount,
                                      weft_datatype_t *sdt, void *rbuf, const MPI_Count *rcounts,
                                      const MPI_Aint *rdispls, weft_datatype_t *rdt);
+int    weft_coll_shm_node_gatherv(struct weft_coll_shm *sh, const void *sbuf, MPI_Count scount,
+                                  weft_datatype_t *sdt, void *rbuf, const MPI_Count *rcounts,
+                                  const MPI_Aint *rdispls, weft_datatype_t *rdt, int lroot);
 int    weft_coll_shm_node_scatterv(struct weft_coll_shm *sh, const void *sbuf,
                                    const MPI_Count *scounts, const MPI_Aint *sdispls,
                                    weft_datatype_t *sdt, void *rbuf, MPI_Count rcount,

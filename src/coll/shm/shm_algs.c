@@ -388,6 +388,129 @@ static int alltoall_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
     return rc;
 }
 
+/* alltoallv streams whose longest one holds more than this per destination
+ * leave the region after its first round for point-to-point linear, as the
+ * alltoall rules do above 4 KiB blocks (default.rules). */
+#define ALLTOALLV_SHM_BLOCK_MAX 4096u
+
+/* Bytes [from, from + len) of my alltoallv stream (the header hdr of
+ * hbytes, then my send blocks in destination order) into dst. */
+static void stream_pack(const weft_coll_args_t *a, const uint64_t *hdr, size_t hbytes, int n,
+                        uint64_t from, size_t len, unsigned char *dst)
+{
+    if (from < hbytes) {
+        size_t h = hbytes - from < len ? hbytes - from : len;
+        memcpy(dst, (const char *)hdr + from, h);
+        dst += h, from += h, len -= h;
+    }
+    for (int d = 0; d < n && len > 0; d++) {
+        uint64_t b0 = d == 0 ? hbytes : hdr[d], b1 = hdr[d + 1];
+        if (b1 <= from) {
+            continue;
+        }
+        size_t take = b1 - from < len ? (size_t)(b1 - from) : len;
+        weft_dt_pack(a->sdt, a->scounts[d], (const char *)a->sbuf + a->sdispls[d] * a->sdt->extent,
+                     (MPI_Count)(from - b0), dst, (MPI_Count)take);
+        dst += take, from += take, len -= take;
+    }
+}
+
+/* One node, blocks of per-pair sizes: every rank writes one stream, a
+ * header (the stream's length, then where each block ends) followed by its
+ * send blocks in destination order, cut into rounds of SLOT_BYTES, and
+ * reads its own block out of every other stream. Round 0 holds every
+ * header, so after it everyone knows the longest stream and thus the
+ * rounds, the same everywhere without asking anyone. A block whose size
+ * disagrees with the reader's receive count is reported and not read. */
+static int alltoallv_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
+{
+    struct weft_coll_shm *sh = cc->shm;
+    int                   n = sh->n, me = sh->me, rc = MPI_SUCCESS;
+    size_t                hbytes = (size_t)(n + 1) * sizeof(uint64_t);
+    uint64_t              local[3 * 64 + 1], *hdr = local, *b0, *b1, longest = 0, rounds = 1;
+
+    if (hbytes > SLOT_BYTES) { /* 2047 ranks or more: the header must fit round 0 */
+        return weft_coll_run_blocking(WEFT_ALG_ALLTOALLV_INTRA_linear, a);
+    }
+    if (n > 64 && (hdr = malloc((3 * (size_t)n + 1) * sizeof(uint64_t))) == NULL) {
+        weft_runtime_abort(1, "out of memory (alltoallv stream header)"); /* the others are in step */
+    }
+    b0 = hdr + n + 1, b1 = b0 + n;
+    uint64_t end = hbytes;
+    for (int d = 0; d < n; d++) {
+        end += d == me ? 0 : (uint64_t)(a->scounts[d] * a->sdt->size);
+        hdr[1 + d] = end;
+    }
+    hdr[0] = end;
+    weft_dt_copy((const char *)a->sbuf + a->sdispls[me] * a->sdt->extent, a->scounts[me], a->sdt,
+                 (char *)a->rbuf + a->rdispls[me] * a->rdt->extent, a->rcounts[me], a->rdt);
+    for (uint64_t k = 0; k < rounds; k++) {
+        uint64_t from = k * SLOT_BYTES, r = round_begin(sh);
+        size_t   len  = hdr[0] > from ? (size_t)(hdr[0] - from < SLOT_BYTES ? hdr[0] - from : SLOT_BYTES) : 0;
+        weft_coll_shm_round_reuse(sh, r, in_slot(len));
+        stream_pack(a, hdr, hbytes, n, from, len, contrib(sh, me, r, len));
+        publish(post_line(sh, me, r), seq_make(r, (MPI_Count)len, 0));
+        weft_coll_shm_wait_all(sh->post + r % sh->nbuf, sh->nbuf, n, me, r);
+        if (k == 0) { /* every header: my block's place in each stream, the rounds */
+            longest = hdr[0];
+            for (int j = 0; j < n; j++) {
+                const unsigned char *h = contrib(sh, j, r, (size_t)seq_size(load(post_line(sh, j, r))));
+                uint64_t             total, lo = hbytes, hi;
+                if (j == me) {
+                    continue;
+                }
+                memcpy(&total, h, sizeof(total));
+                if (me > 0) {
+                    memcpy(&lo, h + (size_t)me * sizeof(uint64_t), sizeof(lo));
+                }
+                memcpy(&hi, h + (size_t)(me + 1) * sizeof(uint64_t), sizeof(hi));
+                longest = total > longest ? total : longest;
+                b0[j] = lo, b1[j] = hi;
+                if ((MPI_Count)(hi - lo) != a->rcounts[j] * a->rdt->size) {
+                    if (rc == MPI_SUCCESS) {
+                        rc = weft_error(MPI_ERR_TRUNCATE,
+                                        "ranks passed different amounts of data to an alltoallv "
+                                        "(local rank %d sends %llu bytes to local rank %d, whose "
+                                        "receive count says %lld)",
+                                        j, (unsigned long long)(hi - lo), me,
+                                        (long long)(a->rcounts[j] * a->rdt->size));
+                    }
+                    b1[j] = lo; /* read nothing of it */
+                }
+            }
+            rounds = (longest + SLOT_BYTES - 1) / SLOT_BYTES;
+            if (longest > hbytes + (uint64_t)(n - 1) * ALLTOALLV_SHM_BLOCK_MAX) {
+                round_end(sh, r); /* everyone saw the same longest stream */
+                if (hdr != local) {
+                    free(hdr);
+                }
+                int lrc = weft_coll_run_blocking(WEFT_ALG_ALLTOALLV_INTRA_linear, a);
+                return rc != MPI_SUCCESS ? rc : lrc;
+            }
+        }
+        for (int j = 0; j < n; j++) {
+            uint64_t lo = b0[j] > from ? b0[j] : from, hi = b1[j], end;
+            if (j == me) {
+                continue;
+            }
+            end = from + (uint64_t)seq_size(load(post_line(sh, j, r)));
+            hi  = hi < end ? hi : end;
+            if (lo < hi) {
+                weft_dt_unpack(a->rdt, a->rcounts[j],
+                               (char *)a->rbuf + a->rdispls[j] * a->rdt->extent,
+                               (MPI_Count)(lo - b0[j]),
+                               contrib(sh, j, r, (size_t)(end - from)) + (lo - from),
+                               (MPI_Count)(hi - lo));
+            }
+        }
+        round_end(sh, r);
+    }
+    if (hdr != local) {
+        free(hdr);
+    }
+    return rc;
+}
+
 /* A blocking shared-memory call: the non-blocking ones started before it
  * on this communicator go first. */
 static struct weft_coll_comm *shm_enter(const weft_coll_args_t *a)
@@ -449,6 +572,19 @@ int weft_coll_allgatherv_intra_shm_run(const weft_coll_args_t *a)
                                          a->rdispls, a->rdt);
 }
 
+int weft_coll_gatherv_intra_shm_run(const weft_coll_args_t *a)
+{
+    struct weft_coll_comm *cc = shm_enter(a);
+    int                    me = a->comm->rank;
+
+    if (me == a->root && a->sbuf != MPI_IN_PLACE) {
+        weft_dt_copy(a->sbuf, a->scount, a->sdt,
+                     (char *)a->rbuf + a->rdispls[me] * a->rdt->extent, a->rcounts[me], a->rdt);
+    }
+    return weft_coll_shm_node_gatherv(cc->shm, a->sbuf, a->scount, a->sdt, a->rbuf, a->rcounts,
+                                      a->rdispls, a->rdt, a->root);
+}
+
 int weft_coll_scatterv_intra_shm_run(const weft_coll_args_t *a)
 {
     struct weft_coll_comm *cc = shm_enter(a);
@@ -475,6 +611,11 @@ int weft_coll_allgather_intra_shm_run(const weft_coll_args_t *a)
 int weft_coll_scatter_intra_shm_run(const weft_coll_args_t *a)
 {
     return scatter_shm(a, shm_enter(a));
+}
+
+int weft_coll_alltoallv_intra_shm_run(const weft_coll_args_t *a)
+{
+    return alltoallv_shm(a, shm_enter(a));
 }
 
 int weft_coll_alltoall_intra_shm_run(const weft_coll_args_t *a)

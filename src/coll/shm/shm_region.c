@@ -22,7 +22,7 @@
  * CPUs), so a node with a CPU per rank does not pay for the deep form. */
 static size_t region_bytes(int n, uint64_t nbuf)
 {
-    size_t lines = (size_t)n * (3 + nbuf) + 1 + (size_t)nbuf * PKT_LINES;
+    size_t lines = (size_t)n * (5 + nbuf) + 1 + (size_t)nbuf * PKT_LINES;
     return lines * sizeof(line_t) + (size_t)(n + 1) * NSLOT * SLOT_BYTES +
            (size_t)n * nbuf * SMALL_BYTES;
 }
@@ -36,7 +36,9 @@ static void region_carve(struct weft_coll_shm *sh)
     sh->post    = sh->release + 1;
     sh->reduced = sh->post + (size_t)n * sh->nbuf;
     sh->done    = sh->reduced + n;
-    sh->ready   = sh->done + n;
+    sh->spilled = sh->done + n;
+    sh->taken   = sh->spilled + n;
+    sh->ready   = sh->taken + n;
     sh->slots   = (char *)(sh->ready + sh->nbuf * PKT_LINES);
     sh->result  = sh->slots + (size_t)n * NSLOT * SLOT_BYTES;
     sh->small   = sh->result + (size_t)NSLOT * SLOT_BYTES;
