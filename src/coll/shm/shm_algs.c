@@ -428,6 +428,7 @@ static int alltoallv_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
     int                   n = sh->n, me = sh->me, rc = MPI_SUCCESS;
     size_t                hbytes = (size_t)(n + 1) * sizeof(uint64_t);
     uint64_t              local[3 * 64 + 1], *hdr = local, *b0, *b1, longest = 0, rounds = 1;
+    uint64_t              switch_at; /* a longer stream sends the call to linear */
 
     if (hbytes > SLOT_BYTES) { /* 2047 ranks or more: the header must fit round 0 */
         return weft_coll_run_blocking(WEFT_ALG_ALLTOALLV_INTRA_linear, a);
@@ -436,17 +437,19 @@ static int alltoallv_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
         weft_runtime_abort(1, "out of memory (alltoallv stream header)"); /* the others are in step */
     }
     b0 = hdr + n + 1, b1 = b0 + n;
+    switch_at = hbytes + (uint64_t)(n - 1) * ALLTOALLV_SHM_BLOCK_MAX;
     uint64_t end = hbytes;
     for (int d = 0; d < n; d++) {
         end += d == me ? 0 : (uint64_t)(a->scounts[d] * a->sdt->size);
         hdr[1 + d] = end;
     }
     hdr[0] = end;
-    weft_dt_copy((const char *)a->sbuf + a->sdispls[me] * a->sdt->extent, a->scounts[me], a->sdt,
-                 (char *)a->rbuf + a->rdispls[me] * a->rdt->extent, a->rcounts[me], a->rdt);
     for (uint64_t k = 0; k < rounds; k++) {
         uint64_t from = k * SLOT_BYTES, r = round_begin(sh);
         size_t   len  = hdr[0] > from ? (size_t)(hdr[0] - from < SLOT_BYTES ? hdr[0] - from : SLOT_BYTES) : 0;
+        if (hdr[0] > switch_at) { /* the call leaves after round 0: only my header */
+            len = hbytes;
+        }
         weft_coll_shm_round_reuse(sh, r, in_slot(len));
         stream_pack(a, hdr, hbytes, n, from, len, contrib(sh, me, r, len));
         publish(post_line(sh, me, r), seq_make(r, (MPI_Count)len, 0));
@@ -479,7 +482,7 @@ static int alltoallv_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
                 }
             }
             rounds = (longest + SLOT_BYTES - 1) / SLOT_BYTES;
-            if (longest > hbytes + (uint64_t)(n - 1) * ALLTOALLV_SHM_BLOCK_MAX) {
+            if (longest > switch_at) {
                 round_end(sh, r); /* everyone saw the same longest stream */
                 if (hdr != local) {
                     free(hdr);
@@ -505,6 +508,9 @@ static int alltoallv_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
         }
         round_end(sh, r);
     }
+    /* my own block last: linear, above, copies it itself */
+    weft_dt_copy((const char *)a->sbuf + a->sdispls[me] * a->sdt->extent, a->scounts[me], a->sdt,
+                 (char *)a->rbuf + a->rdispls[me] * a->rdt->extent, a->rcounts[me], a->rdt);
     if (hdr != local) {
         free(hdr);
     }
