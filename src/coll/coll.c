@@ -222,6 +222,10 @@ typedef struct {
 
 static rule_t *rules;
 static int     nrules;
+/* Where each (collective, intra/inter)'s rules start: selection skips the
+ * rules of every collective listed before it (up to ~100 compares per
+ * call otherwise, for the collectives near the end of default.rules). */
+static int rules_from[WEFT_COLL_COUNT][2];
 
 static const char *const default_rules_text =
 #include "coll/tuning/default_rules.inc"
@@ -737,7 +741,7 @@ static int pick(const weft_coll_args_t *a)
         }
     }
     MPI_Count msg = msg_bytes(a);
-    for (int i = 0; i < nrules; i++) {
+    for (int i = rules_from[a->coll][inter]; i < nrules; i++) {
         const rule_t *r = &rules[i];
         if (r->coll == a->coll && r->inter == inter && rule_matches(r, a, cc, msg) &&
             weft_coll_alg_ok(r->alg, a)) {
@@ -752,11 +756,22 @@ static int pick(const weft_coll_args_t *a)
     return -1;
 }
 
+static void index_rules(void)
+{
+    for (int c = 0; c < WEFT_COLL_COUNT; c++) {
+        rules_from[c][0] = rules_from[c][1] = nrules;
+    }
+    for (int i = nrules - 1; i >= 0; i--) {
+        rules_from[rules[i].coll][rules[i].inter] = i;
+    }
+}
+
 int weft_coll_select(const weft_coll_args_t *a, int *rc)
 {
     *rc = MPI_SUCCESS;
     if (!initialized) {
         module_init();
+        index_rules();
     }
     int alg = pick(a);
     if (alg >= 0 && (weft_coll_algs[alg].flags & WEFT_R_SHM) &&

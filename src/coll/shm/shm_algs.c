@@ -438,12 +438,12 @@ static int alltoallv_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
     }
     b0 = hdr + n + 1, b1 = b0 + n;
     switch_at = hbytes + (uint64_t)(n - 1) * ALLTOALLV_SHM_BLOCK_MAX;
-    uint64_t end = hbytes;
+    uint64_t at = hbytes; /* where block d ends in my stream */
     for (int d = 0; d < n; d++) {
-        end += d == me ? 0 : (uint64_t)(a->scounts[d] * a->sdt->size);
-        hdr[1 + d] = end;
+        at += d == me ? 0 : (uint64_t)(a->scounts[d] * a->sdt->size);
+        hdr[1 + d] = at;
     }
-    hdr[0] = end;
+    hdr[0] = at;
     for (uint64_t k = 0; k < rounds; k++) {
         uint64_t from = k * SLOT_BYTES, r = round_begin(sh);
         size_t   len  = hdr[0] > from ? (size_t)(hdr[0] - from < SLOT_BYTES ? hdr[0] - from : SLOT_BYTES) : 0;
