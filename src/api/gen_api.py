@@ -440,8 +440,8 @@ def gen_coll_impl(f, funcs):
                 sys.exit(f"{f.name}: int array {p.name} needs kind COUNTS(len) or DISPLS(len), "
                          f"len one of {', '.join(COLL_ARRAY_LEN)}")
             wtype, widen = COLL_ARRAY_WIDE[m.group(1)]
-            pre.append(f"{wtype} *{p.name}_w = NULL;")
-            post.append(f"{widen}({p.name}, {COLL_ARRAY_LEN[m.group(2)]}, &{p.name}_w)")
+            pre.append(f"{wtype} {p.name}_s[WEFT_COLL_WIDEN_STACK], *{p.name}_w = NULL;")
+            post.append(f"{widen}({p.name}, {COLL_ARRAY_LEN[m.group(2)]}, {p.name}_s, &{p.name}_w)")
             args.append(f"{p.name}_w")
         else:
             args.append(p.name)
@@ -457,7 +457,7 @@ def gen_coll_impl(f, funcs):
         body.append(f"    int rc = {post[0]};")
         body += [f"    WEFT_TRY(rc, {w});" for w in post[1:]]
         body.append(f"    WEFT_TRY(rc, {call});")
-        body += [f"    free({p}_w);" for p in [a[:-2] for a in args if a.endswith("_w")]]
+        body += [f"    weft_coll_widen_free({p}_w, {p}_s);" for p in [a[:-2] for a in args if a.endswith("_w")]]
         body.append("    return rc;")
     body.append("}")
     return "\n".join(body) + "\n"

@@ -56,13 +56,13 @@ int weft_coll_topo_degree(weft_comm_t *comm, int out)
     return out ? o : in;
 }
 
-int weft_coll_widen_counts(const int *in, int n, MPI_Count **out)
+int weft_coll_widen_counts(const int *in, int n, MPI_Count *stack, MPI_Count **out)
 {
     *out = NULL;
     if (in == NULL || n <= 0) {
         return MPI_SUCCESS;
     }
-    *out = malloc((size_t)n * sizeof(MPI_Count));
+    *out = n <= WEFT_COLL_WIDEN_STACK ? stack : malloc((size_t)n * sizeof(MPI_Count));
     if (*out == NULL) {
         return weft_error(MPI_ERR_NO_MEM, "no memory");
     }
@@ -72,13 +72,13 @@ int weft_coll_widen_counts(const int *in, int n, MPI_Count **out)
     return MPI_SUCCESS;
 }
 
-int weft_coll_widen_displs(const int *in, int n, MPI_Aint **out)
+int weft_coll_widen_displs(const int *in, int n, MPI_Aint *stack, MPI_Aint **out)
 {
     *out = NULL;
     if (in == NULL || n <= 0) {
         return MPI_SUCCESS;
     }
-    *out = malloc((size_t)n * sizeof(MPI_Aint));
+    *out = n <= WEFT_COLL_WIDEN_STACK ? stack : malloc((size_t)n * sizeof(MPI_Aint));
     if (*out == NULL) {
         return weft_error(MPI_ERR_NO_MEM, "no memory");
     }
@@ -86,6 +86,13 @@ int weft_coll_widen_displs(const int *in, int n, MPI_Aint **out)
         (*out)[i] = in[i];
     }
     return MPI_SUCCESS;
+}
+
+void weft_coll_widen_free(void *out, const void *stack)
+{
+    if (out != stack) {
+        free(out);
+    }
 }
 
 /* ---- argument checks ------------------------------------------------------ */

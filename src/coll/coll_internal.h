@@ -263,10 +263,16 @@ int weft_coll_run(weft_coll_args_t *a, int mode, MPI_Request *request);
 int weft_coll_root_peers(int root, const weft_comm_t *comm);
 /* Topology in-degree (out = 0) or out-degree (out = 1); 0 without one. */
 int weft_coll_topo_degree(weft_comm_t *comm, int out);
-/* The n first elements of an int array as MPI_Count / MPI_Aint in a new
- * array (*out NULL when in is NULL or n <= 0; the caller frees it). */
-int weft_coll_widen_counts(const int *in, int n, MPI_Count **out);
-int weft_coll_widen_displs(const int *in, int n, MPI_Aint **out);
+/* The n first elements of an int array as MPI_Count / MPI_Aint: in the
+ * caller's stack array of WEFT_COLL_WIDEN_STACK elements when they fit,
+ * else in a new one (no malloc and free per call for communicators of up
+ * to that size; the arrays live only during the call, schedules copy
+ * them). *out is NULL when in is NULL or n <= 0; release it with
+ * weft_coll_widen_free(*out, stack). */
+#define WEFT_COLL_WIDEN_STACK 32
+int  weft_coll_widen_counts(const int *in, int n, MPI_Count *stack, MPI_Count **out);
+int  weft_coll_widen_displs(const int *in, int n, MPI_Aint *stack, MPI_Aint **out);
+void weft_coll_widen_free(void *out, const void *stack);
 
 /* ---- helpers -------------------------------------------------------------- */
 
