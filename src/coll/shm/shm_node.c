@@ -309,6 +309,12 @@ static size_t round_piece(MPI_Count block, MPI_Count off)
     return block <= off ? 0 : (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
 }
 
+/* SLOT_BYTES pieces a block of `bytes` is cut into (0 for an empty one). */
+static uint64_t slot_pieces(MPI_Count bytes)
+{
+    return (uint64_t)((bytes + SLOT_BYTES - 1) / SLOT_BYTES);
+}
+
 /* Bytes of the largest of n blocks of counts[j] elements of dt, leaving out
  * block skip (-1: none). */
 static MPI_Count largest_block(const MPI_Count *counts, const weft_datatype_t *dt, int n, int skip)
@@ -606,7 +612,7 @@ int weft_coll_shm_node_gatherv(struct weft_coll_shm *sh, const void *sbuf, MPI_C
     r = round_begin(sh);
     if (me != lroot) {
         size_t   len    = round_piece(mine, 0);
-        uint64_t pieces = (uint64_t)((mine + SLOT_BYTES - 1) / SLOT_BYTES), base;
+        uint64_t pieces = slot_pieces(mine), base;
         line_t  *l      = post_line(sh, me, r);
         if (in_slot(len)) {
             weft_coll_shm_prefault(sh, 0, mine);
@@ -660,8 +666,7 @@ int weft_coll_shm_node_gatherv(struct weft_coll_shm *sh, const void *sbuf, MPI_C
                                contrib(sh, j, r, lj), (MPI_Count)lj);
             }
         } else if (!(load(post_line(sh, j, r)) & SEQ_LAST)) { /* skip its pieces unread */
-            MPI_Count theirs = (MPI_Count)post_line(sh, j, r)->word[1];
-            uint64_t  pieces = (uint64_t)((theirs + SLOT_BYTES - 1) / SLOT_BYTES);
+            uint64_t pieces = slot_pieces((MPI_Count)post_line(sh, j, r)->word[1]);
             publish(&sh->taken[j], load(&sh->taken[j]) + pieces);
         }
     }
