@@ -3,10 +3,10 @@
  *
  * One-sided operations on node-local windows: put/get are copies into the
  * target's memory (mapped, or CMA for MPI_Win_create / dynamic windows);
- * accumulates on a mapped target use CPU atomics per basic element (1, 2, 4
- * and 8-byte types, every predefined op through a compare-and-swap loop),
- * anything else runs under the target's accumulate lock in the control
- * segment. Every operation completes before its call returns.
+ * accumulates, fetch_and_op and compare_and_swap run under the target's
+ * accumulate lock in the control segment (see do_accumulate for why not
+ * per-element CPU atomics). Every operation completes before its call
+ * returns.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +56,9 @@ static int dynamic_range_ok(weft_win_t *win, int rank, uint64_t lo, uint64_t hi)
 }
 
 /* Check rank, epoch and range; fill *d. Returns MPI_SUCCESS, an error, or
- * -1 for MPI_PROC_NULL (nothing to do). */
-static int resolve(weft_win_t *win, int rank, MPI_Aint disp, MPI_Count count, weft_datatype_t *dt,
+ * -1 for MPI_PROC_NULL (nothing to do). Inline: every operation starts
+ * here, and np 2 put_latency spent 12% of its cycles in the call. */
+static inline __attribute__((always_inline)) int resolve(weft_win_t *win, int rank, MPI_Aint disp, MPI_Count count, weft_datatype_t *dt,
                    const char *what, rma_dest_t *d)
 {
     rma_target_t *t;
@@ -174,22 +175,30 @@ static void copy_bytes(char *dst, const char *src, size_t n)
     weft_copy_large(dst, src, n, (size_t)weft_tunables.RMA_STREAM_THRESHOLD);
 }
 
-/* Copy nbytes of packed stream between local (buf, count, dt) and the
- * target; put=1 writes the target. */
-static int move(const rma_dest_t *d, int put, void *buf, MPI_Count count,
-                const weft_datatype_t *dt, MPI_Count nbytes)
-{
-    struct iovec iov[RMA_IOV_BATCH];
-    MPI_Count    off = 0;
+static int move_typed(const rma_dest_t *d, int put, void *buf, MPI_Count count,
+                      const weft_datatype_t *dt, MPI_Count nbytes);
 
-    if (nbytes == 0) {
-        return MPI_SUCCESS;
-    }
+/* Copy nbytes of packed stream between local (buf, count, dt) and the
+ * target; put=1 writes the target. Contiguous bytes on a mapped target are
+ * one copy, inline; the rest is move_typed's. */
+static inline int move(const rma_dest_t *d, int put, void *buf, MPI_Count count,
+                       const weft_datatype_t *dt, MPI_Count nbytes)
+{
     if (d->t->direct && dt->is_contig && d->dt->is_contig) {
         char *t = d->addr + d->dt->true_lb, *l = (char *)buf + dt->true_lb;
         copy_bytes(put ? t : l, put ? l : t, (size_t)nbytes);
         return MPI_SUCCESS;
     }
+    return nbytes == 0 ? MPI_SUCCESS : move_typed(d, put, buf, count, dt, nbytes);
+}
+
+/* move's derived-datatype and CMA cases. */
+static int move_typed(const rma_dest_t *d, int put, void *buf, MPI_Count count,
+                      const weft_datatype_t *dt, MPI_Count nbytes)
+{
+    struct iovec iov[RMA_IOV_BATCH];
+    MPI_Count    off = 0;
+
     if (d->t->direct) {
         while (off < nbytes) {
             MPI_Count covered;
@@ -312,6 +321,37 @@ static inline void copy_operand(void *dst, const void *src, size_t n)
         memcpy(dst, src, n);
     }
 }
+
+/* Compare-and-swap of one n-byte element at t (its lock held): old gets the
+ * previous bytes. The predefined integer sizes are one load and compare
+ * each, not calls to memcmp and memcpy (np 2 compare_and_swap spent a
+ * quarter of its cycles in memcmp). */
+#define CAS_AS(T)                                                                          \
+    do {                                                                                   \
+        T cur, cmp;                                                                        \
+        memcpy(&cur, t, sizeof(T));                                                        \
+        memcpy(&cmp, compare, sizeof(T));                                                  \
+        if (cur == cmp) {                                                                  \
+            memcpy(t, origin, sizeof(T));                                                  \
+        }                                                                                  \
+        memcpy(old, &cur, sizeof(T));                                                      \
+    } while (0)
+static inline void cas_element(char *t, const void *origin, const void *compare, char *old,
+                               size_t n)
+{
+    switch (n) {
+    case 8: CAS_AS(uint64_t); break;
+    case 4: CAS_AS(uint32_t); break;
+    case 2: CAS_AS(uint16_t); break;
+    case 1: CAS_AS(uint8_t); break;
+    default:
+        memcpy(old, t, n);
+        if (memcmp(old, compare, n) == 0) {
+            memcpy(t, origin, n);
+        }
+    }
+}
+#undef CAS_AS
 
 /* One contiguous target range of len bytes at at: old (if not NULL) gets
  * its previous contents, then at op= in. */
@@ -629,12 +669,9 @@ int weft_compare_and_swap_impl(const void *origin_addr, const void *compare_addr
         if (d.t->direct) {
             char *t = d.addr + datatype->true_lb;
             rma_spin_lock(&win->ctl[target_rank].acc_lock);
-            memcpy(old, t, (size_t)n);
-            if (memcmp(old, compare_addr, (size_t)n) == 0) {
-                memcpy(t, origin_addr, (size_t)n);
-            }
+            cas_element(t, origin_addr, compare_addr, old, (size_t)n);
             rma_spin_unlock(&win->ctl[target_rank].acc_lock);
-            memcpy(result_addr, old, (size_t)n);
+            copy_operand(result_addr, old, (size_t)n);
             return MPI_SUCCESS;
         }
         rma_spin_lock(&win->ctl[target_rank].acc_lock);

@@ -38,11 +38,11 @@ static inline uint32_t load_acq(const uint32_t *p)
 
 /* Short critical sections (accumulate, attach table): spin, then yield so a
  * descheduled holder on a shared core gets to run. */
-void rma_spin_lock(uint32_t *word)
+void rma_spin_lock_wait(uint32_t *word)
 {
     unsigned spins = 0;
 
-    while (__atomic_exchange_n(word, 1u, __ATOMIC_ACQUIRE) != 0) {
+    do {
         while (__atomic_load_n(word, __ATOMIC_RELAXED) != 0) {
             if (++spins > 64) {
                 sched_yield();
@@ -50,12 +50,7 @@ void rma_spin_lock(uint32_t *word)
                 weft_cpu_relax();
             }
         }
-    }
-}
-
-void rma_spin_unlock(uint32_t *word)
-{
-    __atomic_store_n(word, 0u, __ATOMIC_RELEASE);
+    } while (__atomic_exchange_n(word, 1u, __ATOMIC_ACQUIRE) != 0);
 }
 
 /* Node barrier over the control segment (all window ranks share it). */
@@ -83,10 +78,9 @@ static int in_list(const int *ranks, int n, int r)
     return 0;
 }
 
-int rma_check_epoch(weft_win_t *win, int rank, const char *what)
+int rma_check_epoch_group(weft_win_t *win, int rank, const char *what)
 {
-    if (win->lock_all || win->lock_held[rank] != RMA_LOCK_NONE || win->fence_open ||
-        (win->start_ranks != NULL && in_list(win->start_ranks, win->nstart, rank))) {
+    if (win->start_ranks != NULL && in_list(win->start_ranks, win->nstart, rank)) {
         return MPI_SUCCESS;
     }
     return weft_error(MPI_ERR_RMA_SYNC, "%s to rank %d outside an access epoch to it", what, rank);
