@@ -207,9 +207,14 @@ static int check_reduction(const void *sbuf, void *rbuf, MPI_Count count, weft_d
     return rc;
 }
 
+/* Zeroed by copying a static zero block: gcc compiles this to vector
+ * moves, and the memset of the ~170-byte block to a rep stos whose start-up
+ * was 10% of np 2 gatherv's cycles at its root. */
 static void args_init(weft_coll_args_t *a, int coll, weft_comm_t *comm)
 {
-    memset(a, 0, sizeof(*a));
+    static const weft_coll_args_t zero;
+
+    *a = zero;
     a->coll = coll;
     a->comm = comm;
 }
