@@ -322,6 +322,25 @@ static inline void copy_operand(void *dst, const void *src, size_t n)
     }
 }
 
+/* get_accumulate of a long contiguous operand: old gets the target's
+ * previous n elements (nbytes in all), then the kernel reduces in into
+ * them, FETCH_PIECE bytes at a time, so the kernel reads target bytes the
+ * copy has just brought into L1 rather than a second time from L2 or L3. */
+#define FETCH_PIECE 32768
+static void fetch_reduce(weft_op_kernel_t kernel, const char *in, char *at, char *old,
+                         MPI_Count n, size_t nbytes)
+{
+    size_t    esize = nbytes / (size_t)n;
+    MPI_Count step  = (MPI_Count)(FETCH_PIECE / esize > 0 ? FETCH_PIECE / esize : 1);
+
+    for (MPI_Count i = 0; i < n; i += step) {
+        MPI_Count k   = n - i < step ? n - i : step;
+        size_t    off = (size_t)i * esize;
+        memcpy(old + off, at + off, (size_t)k * esize);
+        kernel(in + off, at + off, k);
+    }
+}
+
 /* Compare-and-swap of one n-byte element at t (its lock held): old gets the
  * previous bytes. The predefined integer sizes are one load and compare
  * each, not calls to memcmp and memcpy (np 2 compare_and_swap spent a
@@ -492,7 +511,10 @@ static int do_accumulate(const void *obuf, MPI_Count ocount, weft_datatype_t *od
             uint32_t *lock = &win->ctl[rank].acc_lock;
             WEFT_PVAR_INC(RMA_ACC_OPS);
             rma_spin_lock(lock);
-            if (kernel != NULL) {
+            if (kernel != NULL && rbuf != NULL && nbytes > FETCH_PIECE) {
+                fetch_reduce(kernel, obuf, d.addr, rbuf, tcount * tdt->basic_count,
+                             (size_t)nbytes);
+            } else if (kernel != NULL) {
                 if (rbuf != NULL) {
                     copy_operand(rbuf, d.addr, (size_t)nbytes);
                 }

@@ -182,6 +182,56 @@ static void loc_ops(void)
     MPI_Win_free(&win);
 }
 
+/* get_accumulate of LONG ints (more than one 32 KiB piece of the fetch and
+ * reduce, the last one partial): first every rank at once (the sum must be
+ * exact: the whole operation is atomic per element), then one rank at a
+ * time, where rank r must fetch the start value plus ranks 0..r-1's. */
+#define LONG 20001
+static void long_get_accumulate(void)
+{
+    MPI_Win win;
+    int    *mem, *in = malloc(LONG * sizeof(int)), *old = malloc(LONG * sizeof(int));
+
+    MPI_Win_allocate(LONG * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    for (int i = 0; i < LONG; i++) in[i] = ival(rank, i);
+    for (int pass = 0; pass < 2; pass++) {
+        if (rank == 0) for (int i = 0; i < LONG; i++) mem[i] = i;
+        for (int i = 0; i < LONG; i++) old[i] = -1;
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int turn = 0; turn < (pass ? size : 1); turn++) {
+            if (pass == 0 || rank == turn) {
+                MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+                CHECK_OK(MPI_Get_accumulate(in, LONG, MPI_INT, old, LONG, MPI_INT, 0, 0, LONG,
+                                            MPI_INT, MPI_SUM, win));
+                MPI_Win_unlock(0, win);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        for (int i = 0; i < LONG; i++) {
+            long long want = i;
+            for (int r = 0; r < rank; r++) want += ival(r, i);
+            if (pass) {
+                CHECK(old[i] == (int)want, "long get_accumulate fetched [%d] = %d, want %lld", i,
+                      old[i], want);
+            } else {
+                CHECK(old[i] >= i, "long get_accumulate fetched [%d] = %d", i, old[i]);
+            }
+        }
+        if (rank == 0) {
+            for (int i = 0; i < LONG; i++) {
+                long long want = i;
+                for (int r = 0; r < size; r++) want += ival(r, i);
+                CHECK(mem[i] == (int)want, "long get_accumulate pass %d [%d] = %d, want %lld",
+                      pass, i, mem[i], want);
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Win_free(&win);
+    free(in);
+    free(old);
+}
+
 /* An op undefined for the type is MPI_ERR_OP with data and a valid call
  * with count 0 (mpi4py's test_rma sends 0 MPI_BYTE with MPI_SUM); the
  * target is untouched either way. */
@@ -230,5 +280,6 @@ int main(int argc, char **argv)
     MPI_Win_free(&win);
     double_ops();
     loc_ops();
+    long_get_accumulate();
     return mpitest_finish();
 }
