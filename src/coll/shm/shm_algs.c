@@ -429,6 +429,7 @@ static int alltoallv_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
     size_t                hbytes = (size_t)(n + 1) * sizeof(uint64_t);
     uint64_t              local[3 * 64 + 1], *hdr = local, *b0, *b1, longest = 0, rounds = 1;
     uint64_t              switch_at; /* a longer stream sends the call to linear */
+    int                   lrc = MPI_SUCCESS;
 
     if (hbytes > SLOT_BYTES) { /* 2047 ranks or more: the header must fit round 0 */
         return weft_coll_run_blocking(WEFT_ALG_ALLTOALLV_INTRA_linear, a);
@@ -453,6 +454,22 @@ static int alltoallv_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
         weft_coll_shm_round_reuse(sh, r, in_slot(len));
         stream_pack(a, hdr, hbytes, n, from, len, contrib(sh, me, r, len));
         publish(post_line(sh, me, r), seq_make(r, (MPI_Count)len, 0));
+        if (k == 0 && hdr[0] > switch_at) {
+            /* My own stream is too long, so the longest is: the call goes
+             * to linear, and I start it now instead of after every header
+             * is in. Everyone posted its header before it could block in
+             * linear, so those who wait for the headers below get them.
+             * Waiting for every header cost 15-40% OSU-style at np 8 from
+             * 8 KiB. But back to back, ranks that ran into the next call's
+             * sends while others were still receiving cost up to 17% from
+             * 64 KiB, so I wait until everyone finished the previous round,
+             * which after a barrier or other work has long happened
+             * (docs/performance.md "alltoallv: linear at once"). */
+            if (r > 1) {
+                weft_coll_shm_wait_all(sh->done, 1, n, me, r - 1);
+            }
+            lrc = weft_coll_run_blocking(WEFT_ALG_ALLTOALLV_INTRA_linear, a);
+        }
         weft_coll_shm_wait_all(sh->post + r % sh->nbuf, sh->nbuf, n, me, r);
         if (k == 0) { /* every header: my block's place in each stream, the rounds */
             longest = hdr[0];
@@ -483,11 +500,14 @@ static int alltoallv_shm(const weft_coll_args_t *a, struct weft_coll_comm *cc)
             }
             rounds = (longest + SLOT_BYTES - 1) / SLOT_BYTES;
             if (longest > switch_at) {
+                int ran = hdr[0] > switch_at; /* linear is done already */
                 round_end(sh, r); /* everyone saw the same longest stream */
                 if (hdr != local) {
                     free(hdr);
                 }
-                int lrc = weft_coll_run_blocking(WEFT_ALG_ALLTOALLV_INTRA_linear, a);
+                if (!ran) {
+                    lrc = weft_coll_run_blocking(WEFT_ALG_ALLTOALLV_INTRA_linear, a);
+                }
                 return rc != MPI_SUCCESS ? rc : lrc;
             }
         }
