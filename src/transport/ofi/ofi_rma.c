@@ -73,8 +73,10 @@ size_t ofi_max_rma(void)
     size_t chunk = (size_t)weft_tunables.NET_RMA_CHUNK_SIZE;
 
     m = m > ((size_t)1 << 30) || m == 0 ? (size_t)1 << 30 : m;
-    /* Over TCP one read of 1 MiB or more takes twice as long as 512 KiB
-     * pieces all in flight (docs/performance.md, "RMA pieces"). */
+    /* Over TCP one long read runs into the kernel's reordering and fast
+     * retransmits: 128 KiB pieces all in flight took half the time of
+     * 512 KiB ones at 512 KiB-4 MiB on the family 26 VM (docs/performance.md,
+     * "RMA pieces of 128 KiB"; 512 KiB pieces, "RMA pieces", beat one read). */
     return chunk > 0 && chunk < m ? chunk : m;
 }
 
