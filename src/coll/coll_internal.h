@@ -225,6 +225,13 @@ struct weft_coll_comm {
     int          sub_built;
     int          shm_state;    /* shared-memory region: 0 not tried, 1 ready, -1 failed */
     struct weft_coll_shm *shm; /* src/coll/shm/coll_shm_internal.h */
+    /* The last selection per collective and the inputs it depended on
+     * (coll.c, weft_coll_select): a repeated call skips the rules. */
+    struct {
+        MPI_Count msg, count;
+        unsigned  key; /* 0: empty */
+        int       alg;
+    } chosen[WEFT_COLL_COUNT];
 };
 
 struct weft_coll_comm *weft_coll_comm_get(weft_comm_t *comm);
