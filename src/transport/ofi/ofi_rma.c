@@ -43,10 +43,13 @@ void ofi_mem_deregister(void *handle)
 weft_status_t ofi_rma_read(int src, void *local, size_t len, void *local_handle,
                                   uint64_t raddr, uint64_t key, void *cookie)
 {
-    ofi_buf_t *op = calloc(1, sizeof(*op));
+    ofi_buf_t *op;
     ssize_t    rc;
 
-    if (op == NULL) {
+    if (ofi_peer_gone(src)) { /* see win_rma */
+        return WEFT_UNREACHABLE;
+    }
+    if ((op = calloc(1, sizeof(*op))) == NULL) {
         return WEFT_AGAIN;
     }
     op->is_rx = 2; /* an RMA read: data is the caller's cookie */
@@ -123,6 +126,13 @@ static weft_status_t win_rma(int peer, void *local, size_t len, uint64_t raddr, 
     struct fi_msg_rma msg  = {0};
     ssize_t           rc;
 
+    /* Nothing more goes to a peer given up on: the net provider
+     * dereferences the dead connection (a put's further pieces after the
+     * first one failed crashed in fi_writemsg, test_fault rmaput). */
+    if (ofi_peer_gone(peer)) {
+        cnt->failed = cnt->failed ? cnt->failed : FI_ENOTCONN;
+        return WEFT_UNREACHABLE;
+    }
     /* Completions in flight stay within the CQ: at most OFI_TX_BUFS window
      * operations beyond the sends (whose buffers bound them). */
     if (weft_ofi.tx_inflight >= OFI_TX_BUFS || (op = calloc(1, sizeof(*op))) == NULL) {
