@@ -58,8 +58,9 @@ static int dynamic_range_ok(weft_win_t *win, int rank, uint64_t lo, uint64_t hi)
 /* Check rank, epoch and range; fill *d. Returns MPI_SUCCESS, an error, or
  * -1 for MPI_PROC_NULL (nothing to do). Inline: every operation starts
  * here, and np 2 put_latency spent 12% of its cycles in the call. */
-static inline __attribute__((always_inline)) int resolve(weft_win_t *win, int rank, MPI_Aint disp, MPI_Count count, weft_datatype_t *dt,
-                   const char *what, rma_dest_t *d)
+static inline __attribute__((always_inline)) int
+resolve(weft_win_t *win, int rank, MPI_Aint disp, MPI_Count count, weft_datatype_t *dt,
+        const char *what, rma_dest_t *d)
 {
     rma_target_t *t;
     int           rc;
