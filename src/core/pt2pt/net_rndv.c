@@ -8,9 +8,10 @@
  * RGET (provider with FI_RMA, WEFT_RNDV_PROTOCOL auto or rget; contiguous
  * send buffer): the sender registers its buffer and names it in the RTS
  * (addr, key; iov_count = RTS_RGET); the matched receiver, if its buffer is
- * contiguous, reads straight into it (pieces of the netmod's max_rma, all
- * in flight) and answers FIN. Otherwise the receiver answers CTS and the sender
- * drops the registration and streams R3.
+ * contiguous, reads straight into it (pieces of the netmod's max_rma, up
+ * to WEFT_NET_RGET_INFLIGHT bytes from one sender in flight) and answers
+ * FIN. Otherwise the receiver answers CTS and the sender drops the
+ * registration and streams R3.
  *
  * R3 (pipelined sends): RTS ->
  * (match) -> CTS naming the receive -> the sender streams DATA messages of
@@ -77,22 +78,33 @@ void p2p_net_send_release(weft_request_t *req)
     }
 }
 
-/* Issue g's remaining reads; 0 all issued, -1 the netmod has no room. */
+enum { RGET_ISSUED = 0, RGET_NETMOD_FULL = -1, RGET_PEER_FULL = -2 };
+
+/* Issue g's remaining reads, while its peer has fewer than rget_window
+ * bytes of reads in flight: over TCP, a window of 64 1 MiB receives with
+ * every piece in flight (512 reads) moved 3.7-4.0 GB/s between namespace
+ * hosts, and 2 MiB per peer 5.4-5.8 (docs/performance.md, "RGET reads in
+ * flight"). */
 static int rget_issue(rget_t *g)
 {
-    size_t max = weft_dev.netmod->max_rma();
+    size_t        max = weft_dev.netmod->max_rma();
+    peer_state_t *ps  = &p2p.peers[g->peer];
 
     while (g->issued < g->n) {
+        if (p2p.rget_window > 0 && ps->rget_inflight >= p2p.rget_window) {
+            return RGET_PEER_FULL;
+        }
         size_t        len = g->n - g->issued < max ? g->n - g->issued : max;
         weft_status_t st  = weft_dev.netmod->rma_read(g->peer, g->local + g->issued, len, g->mr,
                                                      g->raddr + g->issued, g->key, g);
         if (st == WEFT_AGAIN) {
-            return -1;
+            return RGET_NETMOD_FULL;
         }
         g->issued += len;
+        ps->rget_inflight += len;
         WEFT_PVAR_ADD(NETMOD_RGET_BYTES, len);
     }
-    return 0;
+    return RGET_ISSUED;
 }
 
 static void rget_wait(rget_t *g)
@@ -112,6 +124,7 @@ void p2p_net_rma_done(void *cookie, size_t len, int err)
     rget_t *g = cookie;
 
     (void)err; /* an error loses the peer (the netmod reports it): see p2p_net_peer_lost */
+    p2p.peers[g->peer].rget_inflight -= len;
     g->done += len;
     if (g->done < g->n) {
         return;
@@ -134,13 +147,26 @@ int p2p_net_rget_progress(void)
 {
     int events = 0;
 
-    while (rget_wait_head && rget_issue(rget_wait_head) == 0) {
-        rget_wait_head = rget_wait_head->next;
-        if (rget_wait_head == NULL) {
-            rget_wait_tail = NULL;
+    /* In order; a read held back by its peer's window lets later ones
+     * from other peers go, one the netmod had no room for stops the walk. */
+    rget_wait_tail = NULL;
+    for (rget_t **at = &rget_wait_head; *at;) {
+        rget_t *g  = *at;
+        int     rc = rget_issue(g);
+        if (rc == RGET_ISSUED) {
+            *at = g->next;
+            p2p.pending--;
+            events++;
+            continue;
         }
-        p2p.pending--;
-        events++;
+        rget_wait_tail = g;
+        if (rc == RGET_NETMOD_FULL) {
+            while (rget_wait_tail->next) {
+                rget_wait_tail = rget_wait_tail->next;
+            }
+            break;
+        }
+        at = &g->next;
     }
     return events;
 }
@@ -169,7 +195,8 @@ static int rget_start(int peer, weft_request_t *req, const rts_t *rts)
     g->peer  = peer;
     g->live_next = rget_live;
     rget_live    = g;
-    if (rget_issue(g) != 0) {
+    /* Behind earlier reads still waiting, so one peer's receives stay in order. */
+    if (rget_wait_head != NULL || rget_issue(g) != RGET_ISSUED) {
         rget_wait(g);
     }
     return 0;

@@ -70,6 +70,7 @@ typedef struct {
     weft_request_t *r3_head, *r3_tail;       /* remote: sends streaming after CTS */
     weft_request_t *frag_req;                /* remote: receive its fragments fill */
     weft_unexp_t   *frag_unexp;              /* remote: or the unexpected entry they fill */
+    size_t          rget_inflight;           /* remote: bytes of our RGET reads from it not done */
     uint64_t        held;                    /* local: its eager bytes we hold unmatched */
     int             held_back;               /* local: we told it to stop sending eagerly */
 } peer_state_t;
@@ -83,6 +84,7 @@ typedef struct {
     size_t         net_frag_max;    /* netmod: fragmented eager up to here (0: none) */
     size_t         r3_chunk;
     int            rget;            /* netmod rendezvous by RMA read */
+    size_t         rget_window;     /* netmod: RGET bytes in flight per peer (0: no limit) */
     size_t         cma_threshold;
     size_t         held_limit;     /* local: a sender's eager bytes we hold unmatched before it must stop */
     size_t         coop_threshold; /* contiguous CMA rendezvous: cooperative copy from here */

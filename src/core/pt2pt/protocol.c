@@ -691,6 +691,7 @@ int weft_pt2pt_module_init(void)
     p2p.net_eager_limit = weft_tunables.EAGER_THRESHOLD;
     p2p.net_frag_max    = p2p.net_eager_limit > 0 ? weft_tunables.NET_FRAG_MAX : 0;
     p2p.r3_chunk        = weft_tunables.R3_CHUNK_SIZE > 0 ? weft_tunables.R3_CHUNK_SIZE : 65536;
+    p2p.rget_window     = (size_t)weft_tunables.NET_RGET_INFLIGHT;
     /* Our largest eager message: the eager limit, or a fragment of as much
      * behind its RTS (net_frag.c); the provider's eager path is sized by it. */
     size_t net_eager    = p2p.net_eager_limit + (p2p.net_frag_max > p2p.net_eager_limit
