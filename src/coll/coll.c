@@ -205,7 +205,7 @@ int weft_coll_comm_prepare(weft_comm_t *comm, int shm)
 
 /* ---- rules ---------------------------------------------------------------- */
 
-enum { V_SIZE = 1, V_MSG, V_NODES, V_PPN, V_POF2, V_COMMUTATIVE, V_INPLACE, V_CMA };
+enum { V_SIZE = 1, V_MSG, V_NODES, V_PPN, V_POF2, V_COMMUTATIVE, V_INPLACE, V_CMA, V_BLOCKING };
 enum { C_LT = 1, C_LE, C_GT, C_GE, C_EQ, C_TRUE, C_FALSE };
 
 typedef struct {
@@ -279,7 +279,7 @@ static int parse_cond(const char *w, cond_t *c)
         int         var;
     } vars[] = { { "size", V_SIZE }, { "msg", V_MSG }, { "nodes", V_NODES }, { "ppn", V_PPN },
                  { "pof2", V_POF2 }, { "commutative", V_COMMUTATIVE }, { "inplace", V_INPLACE },
-                 { "cma", V_CMA } };
+                 { "cma", V_CMA }, { "blocking", V_BLOCKING } };
     int neg = 0;
     if (*w == '!') {
         neg = 1;
@@ -293,7 +293,8 @@ static int parse_cond(const char *w, cond_t *c)
         const char *op = w + n;
         c->var         = vars[i].var;
         if (*op == '\0') {
-            if (c->var != V_POF2 && c->var != V_COMMUTATIVE && c->var != V_INPLACE && c->var != V_CMA) {
+            if (c->var != V_POF2 && c->var != V_COMMUTATIVE && c->var != V_INPLACE && c->var != V_CMA &&
+                c->var != V_BLOCKING) {
                 return -1;
             }
             c->cmp = neg ? C_FALSE : C_TRUE;
@@ -692,6 +693,8 @@ static long long var_value(int var, const weft_coll_args_t *a, struct weft_coll_
     case V_INPLACE: return inplace_of(a);
     /* point-to-point between ranks of this node moves msg bytes by CMA */
     case V_CMA: return msg > 0 && (size_t)msg >= weft_p2p_shm_cma_from();
+    /* a blocking call, not a non-blocking or persistent one (part of the selection key) */
+    case V_BLOCKING: return a->blocking != 0;
     default: return 0;
     }
 }
