@@ -289,6 +289,38 @@ int main(int argc, char **argv)
         check_still_works(12);
     }
 
+    /* 13. iallreduce large enough to go in windows of rounds on the
+     * shared-memory path (144-160 KB: ten 16 KiB rounds): rank 0 reduces
+     * 40000 ints, the others 36000. The first round's size check stops
+     * everyone after it (no rank waits in a later window for the others);
+     * then a matching one of the same size gives the right sums. */
+    {
+        enum { NBIG = 40000, NLESS = 36000 };
+        int        *ain = malloc(NBIG * sizeof(int)), *aout = malloc((NBIG + ROOM) * sizeof(int));
+        MPI_Request req;
+        for (int i = 0; i < NBIG; i++) {
+            ain[i] = rank + i;
+        }
+        cnt = rank == 0 ? NBIG : NLESS;
+        fill_guard(aout, cnt, NBIG + ROOM);
+        CHECK_OK(MPI_Iallreduce(ain, aout, cnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req));
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_Error_class(rc, &cls);
+        check_reported(cls, "iallreduce across windows");
+        check_guard(aout, cnt, NBIG + ROOM, "iallreduce across windows");
+        check_still_works(13);
+        CHECK_OK(MPI_Iallreduce(ain, aout, NBIG, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req));
+        CHECK_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        for (int i = 0; i < NBIG; i++) {
+            if (aout[i] != size * (size - 1) / 2 + size * i) {
+                CHECK(0, "iallreduce after the mismatch: int %d is %d", i, aout[i]);
+                break;
+            }
+        }
+        free(ain);
+        free(aout);
+    }
+
     free(big);
     return mpitest_finish();
 }

@@ -7,14 +7,11 @@ np 5, point-to-point linear for the same iscatter), read back from the job
 report's per-algorithm call counts."""
 import json
 import os
-import pathlib
-import shlex
 import subprocess
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-PREFIX = pathlib.Path(os.environ.get("WEFT_PREFIX", REPO / "install"))
+from conftest import PREFIX, launcher
 
 
 def scatter_algorithms(np, bench, size, env, tmp_path):
@@ -22,9 +19,8 @@ def scatter_algorithms(np, bench, size, env, tmp_path):
     if not prog.exists():
         pytest.fail(f"{prog} is not installed")
     report = tmp_path / f"{bench}.json"
-    launcher = shlex.split(os.environ.get("WEFT_TEST_LAUNCHER", str(PREFIX / "bin" / "mpirun")))
     full = dict(os.environ, WEFT_REPORT="1", WEFT_REPORT_FILE=str(report), **env)
-    p = subprocess.run(launcher + ["-n", str(np), str(prog), "-m", f"{size}:{size}", "-i", "3",
+    p = subprocess.run(launcher() + ["-n", str(np), str(prog), "-m", f"{size}:{size}", "-i", "3",
                                    "-x", "1", "-c"],
                        capture_output=True, text=True, timeout=120, env=full)
     assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"

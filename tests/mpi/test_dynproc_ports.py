@@ -5,15 +5,13 @@ disconnect; a connect to the closed port of a job that has ended fails with
 MPI_ERR_PORT within WEFT_CONNECT_TIMEOUT; spawn from a singleton (no launcher);
 MPI_Comm_join and publish/lookup between two mpiexecs (tests/mpi/dynproc_join.c)."""
 import os
-import pathlib
 import subprocess
 import time
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-PREFIX = pathlib.Path(os.environ.get("WEFT_PREFIX", REPO / "install"))
-BUILD = pathlib.Path(os.environ.get("WEFT_BUILD", REPO / "build"))
+from conftest import PREFIX, BUILD
+
 PROG = BUILD / "tests" / "mpi" / "dynproc_connect"
 
 

@@ -15,7 +15,6 @@ while the others wait for it.
   fails, MPI_Comm_disconnect returns, the parent exits 0.
 """
 import os
-import pathlib
 import re
 import time
 import signal
@@ -23,9 +22,8 @@ import subprocess
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-PREFIX = pathlib.Path(os.environ.get("WEFT_PREFIX", REPO / "install"))
-BUILD = pathlib.Path(os.environ.get("WEFT_BUILD", REPO / "build"))
+from conftest import PREFIX, BUILD
+
 PROG = BUILD / "tests" / "mpi" / "fault_lost_peer"
 KILLED = 128 + 9
 

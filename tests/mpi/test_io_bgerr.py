@@ -4,14 +4,12 @@ call that completes the access (tests/mpi/io_bgerr.c, one failure under
 MPI_ERRORS_ARE_FATAL on the file per run): the abort message names the
 completing call, the call that started the access, the path and the class."""
 import os
-import pathlib
 import subprocess
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-PREFIX = pathlib.Path(os.environ.get("WEFT_PREFIX", REPO / "install"))
-BUILD = pathlib.Path(os.environ.get("WEFT_BUILD", REPO / "build"))
+from conftest import PREFIX, BUILD
+
 
 CASES = [  # case, words the message must contain
     ("ind", ["fatal error: MPI_Wait: MPI_File_iwrite_at, in the background: file \"/dev/full\": write of",

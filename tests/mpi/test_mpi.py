@@ -8,14 +8,12 @@ libmpi_abi.so.1, to check a test against another library).
 """
 import os
 import pathlib
-import shlex
 import subprocess
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-PREFIX = pathlib.Path(os.environ.get("WEFT_PREFIX", REPO / "install"))
-BUILD = pathlib.Path(os.environ.get("WEFT_BUILD", REPO / "build"))
+from conftest import BUILD, launcher
+
 MANIFEST = pathlib.Path(__file__).with_name("manifest.txt")
 
 
@@ -40,8 +38,7 @@ def entries():
 def test_mpi_program(name, nprocs, timeout, env, args):
     prog = BUILD / "tests" / "mpi" / name
     assert prog.exists(), f"{prog} not built"
-    launcher = shlex.split(os.environ.get("WEFT_TEST_LAUNCHER", str(PREFIX / "bin" / "mpirun")))
-    cmd = launcher + ["-n", str(nprocs), str(prog)] + args
+    cmd = launcher() + ["-n", str(nprocs), str(prog)] + args
     run_env = dict(os.environ, **env)
     try:
         proc = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=timeout)

@@ -5,24 +5,19 @@
 ranks; WEFT_REPORT=2 adds the matrix; without either nothing is printed."""
 import json
 import os
-import pathlib
-import shlex
 import subprocess
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-PREFIX = pathlib.Path(os.environ.get("WEFT_PREFIX", REPO / "install"))
-BUILD = pathlib.Path(os.environ.get("WEFT_BUILD", REPO / "build"))
+from conftest import BUILD, launcher
 
 
 def run(np, env, args=()):
     prog = BUILD / "tests" / "mpi" / "mpit_report"
     if not prog.exists():
         pytest.fail(f"{prog} is not built")
-    launcher = shlex.split(os.environ.get("WEFT_TEST_LAUNCHER", str(PREFIX / "bin" / "mpirun")))
     full = dict(os.environ, **env)
-    p = subprocess.run(launcher + ["-n", str(np), str(prog), *args], capture_output=True, text=True,
+    p = subprocess.run(launcher() + ["-n", str(np), str(prog), *args], capture_output=True, text=True,
                        timeout=120, env=full)
     assert p.returncode == 0 and "No Errors" in p.stdout, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
     return p
@@ -76,8 +71,7 @@ def run_prog(name, np, env, args=()):
     prog = BUILD / "tests" / "mpi" / name
     if not prog.exists():
         pytest.fail(f"{prog} is not built")
-    launcher = shlex.split(os.environ.get("WEFT_TEST_LAUNCHER", str(PREFIX / "bin" / "mpirun")))
-    p = subprocess.run(launcher + ["-n", str(np), str(prog), *args], capture_output=True, text=True,
+    p = subprocess.run(launcher() + ["-n", str(np), str(prog), *args], capture_output=True, text=True,
                        timeout=120, env=dict(os.environ, **env))
     assert p.returncode == 0 and "No Errors" in p.stdout, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
     return p

@@ -5,13 +5,10 @@ them, a bad rules file fails MPI_Init naming the line, and weft-info --tuning
 reports a choice. Values read through MPI_T by tests/mpi/p2p_thresholds.c,
 which also checks the ranks agree and moves data across each threshold."""
 import os
-import pathlib
 import re
 import subprocess
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-PREFIX = pathlib.Path(os.environ.get("WEFT_PREFIX", REPO / "install"))
-BUILD = pathlib.Path(os.environ.get("WEFT_BUILD", REPO / "build"))
+from conftest import PREFIX, BUILD
 
 
 def run(env, nprocs=2, expect_ok=True):

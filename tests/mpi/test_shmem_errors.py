@@ -2,14 +2,12 @@
 """OpenSHMEM bad input aborts the job with a message naming the call
 (OpenSHMEM has no error returns): tests/mpi/shmem_errors.c, one case per run."""
 import os
-import pathlib
 import subprocess
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-PREFIX = pathlib.Path(os.environ.get("WEFT_PREFIX", REPO / "install"))
-BUILD = pathlib.Path(os.environ.get("WEFT_BUILD", REPO / "build"))
+from conftest import PREFIX, BUILD
+
 
 CASES = [  # case, nprocs, words the message must contain
     ("before-init", 1, ["shmem_my_pe", "before shmem_init"]),
