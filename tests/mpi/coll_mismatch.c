@@ -186,6 +186,20 @@ int main(int argc, char **argv)
             check_guard(big + q * ROOM, counts[q], ROOM, "allgatherv");
         }
         check_still_works(8);
+
+        /* 8b. the same as a non-blocking call (the shared-memory form's
+         * poll steps on one node) */
+        MPI_Request req;
+        memset(big, GUARD, (size_t)size * ROOM * sizeof(int));
+        CHECK_OK(MPI_Iallgatherv(buf, cnt, MPI_INT, big, counts, displs, MPI_INT, MPI_COMM_WORLD,
+                                 &req));
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "iallgatherv: class %d", cls);
+        for (int q = 0; q < size; q++) {
+            check_guard(big + q * ROOM, counts[q], ROOM, "iallgatherv");
+        }
+        check_still_works(80);
     }
 
     /* 9. gatherv: rank 1 sends 12 ints where the root's recvcounts say 8
@@ -319,6 +333,46 @@ int main(int argc, char **argv)
         }
         free(ain);
         free(aout);
+    }
+
+    /* 14, 15. allgatherv across the shared-memory form's rounds (24 KB
+     * blocks: two 16 KiB rounds), blocking and non-blocking: every
+     * rcounts entry says 6000 ints, rank 1 sends 5000. Rank 1 must notice
+     * its own send count disagrees (the others see it in its post and stop
+     * after the first round), or it waits for a second round forever. */
+    if (size >= 2) {
+        enum { AGV = 6000 };
+        int *agin = malloc(AGV * sizeof(int)), *agout = malloc((size_t)size * (AGV + ROOM) * sizeof(int));
+        int  counts[size], displs[size];
+        for (int q = 0; q < size; q++) {
+            counts[q] = AGV;
+            displs[q] = q * (AGV + ROOM);
+        }
+        for (int i = 0; i < AGV; i++) {
+            agin[i] = 16000 + rank;
+        }
+        for (int nbk = 0; nbk < 2; nbk++) {
+            MPI_Request req;
+            cnt = rank == 1 ? AGV - 1000 : AGV;
+            memset(agout, GUARD, (size_t)size * (AGV + ROOM) * sizeof(int));
+            if (nbk) {
+                CHECK_OK(MPI_Iallgatherv(agin, cnt, MPI_INT, agout, counts, displs, MPI_INT,
+                                         MPI_COMM_WORLD, &req));
+                rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+            } else {
+                rc = MPI_Allgatherv(agin, cnt, MPI_INT, agout, counts, displs, MPI_INT,
+                                    MPI_COMM_WORLD);
+            }
+            MPI_Error_class(rc, &cls);
+            CHECK(cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "allgatherv across rounds: class %d",
+                  cls);
+            for (int q = 0; q < size; q++) {
+                check_guard(agout + q * (AGV + ROOM), AGV, AGV + ROOM, "allgatherv across rounds");
+            }
+            check_still_works(14 + nbk);
+        }
+        free(agin);
+        free(agout);
     }
 
     free(big);

@@ -249,6 +249,25 @@ static inline int in_slot(size_t len)
     return len > SMALL_BYTES;
 }
 
+/* Bytes of a block of `block` bytes that the round starting at byte off
+ * carries (0 once the block is done). */
+static inline size_t round_piece(MPI_Count block, MPI_Count off)
+{
+    return block <= off ? 0 : (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
+}
+
+/* Bytes of the largest of n blocks of counts[j] elements of dt, leaving out
+ * block skip (-1: none). */
+static inline MPI_Count largest_block(const MPI_Count *counts, const weft_datatype_t *dt, int n, int skip)
+{
+    MPI_Count most = 0;
+    for (int j = 0; j < n; j++) {
+        MPI_Count bj = j == skip ? 0 : counts[j] * dt->size;
+        most         = bj > most ? bj : most;
+    }
+    return most;
+}
+
 static inline line_t *ready_pkt(struct weft_coll_shm *sh, uint64_t r)
 {
     return &sh->ready[(r % sh->nbuf) * PKT_LINES];
@@ -338,6 +357,10 @@ int weft_coll_shm_size_mismatch(const char *what, MPI_Count size, int j,
                                 struct weft_coll_shm *sh, uint64_t r);
 /* The same, where the other figure is the root's (a scatter's posted tag). */
 int weft_coll_shm_root_size_mismatch(const char *what, MPI_Count size, uint64_t posted);
+/* MPI_ERR_TRUNCATE: this rank's own block (mine bytes) differs from the
+ * size the call's counts give it (expected), e.g. an allgatherv's send count
+ * against its recvcounts entry: the others see it in its post, it must too. */
+int weft_coll_shm_own_size_mismatch(const char *what, MPI_Count mine, MPI_Count expected);
 
 /* ---- shm_node.c: blocking node phases ---- */
 

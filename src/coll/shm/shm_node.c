@@ -302,29 +302,10 @@ int weft_coll_shm_node_reduce_scatter(struct weft_coll_shm *sh, const void *myda
     return node_reduce(sh, mydata, rbuf, count, dt, op, 0, scnt > 0 ? sh->me : -1, soff, scnt);
 }
 
-/* Bytes of a block of `block` bytes that the round starting at byte off
- * carries (0 once the block is done). */
-static size_t round_piece(MPI_Count block, MPI_Count off)
-{
-    return block <= off ? 0 : (size_t)(block - off < SLOT_BYTES ? block - off : SLOT_BYTES);
-}
-
 /* SLOT_BYTES pieces a block of `bytes` is cut into (0 for an empty one). */
 static uint64_t slot_pieces(MPI_Count bytes)
 {
     return (uint64_t)((bytes + SLOT_BYTES - 1) / SLOT_BYTES);
-}
-
-/* Bytes of the largest of n blocks of counts[j] elements of dt, leaving out
- * block skip (-1: none). */
-static MPI_Count largest_block(const MPI_Count *counts, const weft_datatype_t *dt, int n, int skip)
-{
-    MPI_Count most = 0;
-    for (int j = 0; j < n; j++) {
-        MPI_Count bj = j == skip ? 0 : counts[j] * dt->size;
-        most         = bj > most ? bj : most;
-    }
-    return most;
 }
 
 /* Wait for rank j's post of round r; 1 when it carries the block size
@@ -506,7 +487,10 @@ int weft_coll_shm_node_allgatherv(struct weft_coll_shm *sh, const void *sbuf, MP
         for (int j = 0; j < n; j++) {
             MPI_Count bj = rcounts[j] * rdt->size;
             size_t    lj = round_piece(bj, off);
-            if (j == me) {
+            if (j == me) { /* the others see a wrong size in my post and stop: so must I */
+                if (mine != bj && rc == MPI_SUCCESS) {
+                    rc = weft_coll_shm_own_size_mismatch("an allgatherv", mine, bj);
+                }
                 continue;
             }
             if (!post_in(sh, j, r, bj, "an allgatherv", &rc)) {

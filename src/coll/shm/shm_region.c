@@ -212,6 +212,14 @@ int weft_coll_shm_root_size_mismatch(const char *what, MPI_Count size, uint64_t 
                       what, (long long)size, (long long)seq_size(posted));
 }
 
+int weft_coll_shm_own_size_mismatch(const char *what, MPI_Count mine, MPI_Count expected)
+{
+    return weft_error(MPI_ERR_TRUNCATE,
+                      "ranks passed different amounts of data to %s (this rank sends %lld "
+                      "bytes, its own receive count says %lld)",
+                      what, (long long)mine, (long long)expected);
+}
+
 /* ---- setup ------------------------------------------------------------------ */
 
 static void shm_free(struct weft_coll_shm *sh)

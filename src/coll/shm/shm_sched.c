@@ -488,6 +488,141 @@ static int scatter_poll(void *state, int first, int *rc)
     return 1;
 }
 
+/* Non-blocking and persistent allgatherv on one node: weft_coll_shm_node_allgatherv's
+ * rounds as poll steps. The counts and displacements are copied into the
+ * schedule (the caller's arrays may be converted copies that do not outlive
+ * the call). */
+typedef struct {
+    shm_op_t         h;
+    const void      *sbuf;
+    MPI_Count        scount, mine, most;
+    weft_datatype_t *sdt, *rdt;
+    void            *rbuf;
+    MPI_Count       *rcounts;
+    MPI_Aint        *rdispls;
+    int              inplace;
+} shm_allgatherv_op_t;
+
+static int allgatherv_poll(void *state, int first, int *rc)
+{
+    shm_allgatherv_op_t  *o  = state;
+    shm_op_t             *h  = &o->h;
+    struct weft_coll_shm *sh = h->sh;
+    int                   n = sh->n, me = sh->me;
+
+    if (first) {
+        if (!o->inplace) { /* at each start: the data may have changed */
+            weft_dt_copy(o->sbuf, o->scount, o->sdt,
+                         (char *)o->rbuf + o->rdispls[me] * o->rdt->extent, o->rcounts[me], o->rdt);
+        }
+        h->rounds = 0;
+    }
+    int t = turn(sh, h, first, rc, 0, in_slot(round_piece(o->most, 0)) ? o->most : 0);
+    if (t <= 0) {
+        return t < 0;
+    }
+    /* Windows of rounds as in reduce_poll. Every rank counts the rounds from
+     * the same rcounts, so even the first window may hold several: everyone
+     * reads every post of its first round, and a size mismatch there stops
+     * all at the window's end (reading nothing more). */
+    while (!h->last) {
+        if (h->rounds == 0) {
+            MPI_Count left = (o->most - h->off + SLOT_BYTES - 1) / SLOT_BYTES;
+            h->rounds      = left < 1 ? 1 : (int)(left < REDUCE_WINDOW ? left : REDUCE_WINDOW);
+            h->r           = sh->round + 1;
+            sh->round += (uint64_t)h->rounds;
+            h->phase = 0, h->k = 0;
+        }
+        for (; h->phase == 0 && h->k < h->rounds; h->k++) {
+            MPI_Count off = h->off + (MPI_Count)h->k * SLOT_BYTES;
+            uint64_t  r   = h->r + (uint64_t)h->k;
+            size_t    len = round_piece(o->mine, off);
+            if (!weft_coll_shm_round_reuse_try(sh, r, in_slot(round_piece(o->most, off)))) {
+                return 0;
+            }
+            if (len > 0) {
+                weft_dt_pack(o->sdt, o->scount, o->sbuf, off, contrib(sh, me, r, len),
+                             (MPI_Count)len);
+            }
+            publish(post_line(sh, me, r), seq_make(r, o->mine, 0));
+        }
+        if (h->phase == 0) {
+            h->phase = 1, h->k = 0;
+        }
+        for (; h->k < h->rounds; h->k++) {
+            MPI_Count off = h->off + (MPI_Count)h->k * SLOT_BYTES;
+            uint64_t  r   = h->r + (uint64_t)h->k;
+            if (!all_in(sh, post_line(sh, 0, r), sh->nbuf, r)) {
+                return 0;
+            }
+            for (int j = 0; j < n && h->rc == MPI_SUCCESS; j++) {
+                MPI_Count bj = o->rcounts[j] * o->rdt->size;
+                size_t    lj = round_piece(bj, off);
+                if (j == me) { /* the others see a wrong size in my post and stop: so must I */
+                    if (o->mine != bj) {
+                        h->rc = weft_coll_shm_own_size_mismatch("an allgatherv", o->mine, bj);
+                    }
+                    continue;
+                }
+                if (!seq_size_is(load(post_line(sh, j, r)), bj)) {
+                    if (h->rc == MPI_SUCCESS) {
+                        h->rc = weft_coll_shm_size_mismatch("an allgatherv", bj, j, sh, r);
+                    }
+                    continue;
+                }
+                if (lj > 0) {
+                    weft_dt_unpack(o->rdt, o->rcounts[j],
+                                   (char *)o->rbuf + o->rdispls[j] * o->rdt->extent, off,
+                                   contrib(sh, j, r, lj), (MPI_Count)lj);
+                }
+            }
+            round_end(sh, r);
+        }
+        h->off += (MPI_Count)h->rounds * SLOT_BYTES;
+        h->rounds = 0;
+        h->last   = h->off >= o->most || h->rc != MPI_SUCCESS;
+    }
+    queue_pop(sh);
+    *rc = h->rc;
+    return 1;
+}
+
+int weft_coll_allgatherv_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+    shm_allgatherv_op_t   *o;
+    int                    n = a->comm->size, me = a->comm->rank;
+
+    if (cc->shm == NULL || cc->nodes != 1) {
+        return weft_error(MPI_ERR_INTERN, "the shm allgatherv schedule needs one node's region");
+    }
+    o = weft_sched_alloc(s, sizeof(*o) + (size_t)n * (sizeof(MPI_Count) + sizeof(MPI_Aint)));
+    if (o == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory allgatherv");
+    }
+    memset(o, 0, sizeof(*o));
+    o->h.sh    = cc->shm;
+    o->rcounts = (MPI_Count *)(o + 1);
+    o->rdispls = (MPI_Aint *)(o->rcounts + n);
+    memcpy(o->rcounts, a->rcounts, (size_t)n * sizeof(MPI_Count));
+    memcpy(o->rdispls, a->rdispls, (size_t)n * sizeof(MPI_Aint));
+    o->rbuf = a->rbuf;
+    o->rdt  = a->rdt;
+    o->inplace = a->sbuf == MPI_IN_PLACE;
+    if (o->inplace) { /* my block already sits in rbuf */
+        o->sbuf   = (const char *)a->rbuf + a->rdispls[me] * a->rdt->extent;
+        o->scount = a->rcounts[me];
+        o->sdt    = a->rdt;
+    } else {
+        o->sbuf   = a->sbuf;
+        o->scount = a->scount;
+        o->sdt    = a->sdt;
+    }
+    o->mine = o->scount * o->sdt->size;
+    o->most = largest_block(o->rcounts, o->rdt, n, -1);
+    return weft_sched_poll(s, allgatherv_poll, o);
+}
+
 /* Non-blocking and persistent bcast on one node: one poll step (the node
  * phase, ordered with the communicator's other shared-memory calls). */
 int weft_coll_bcast_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
