@@ -38,6 +38,7 @@ typedef struct shm_op {
     int                   all, phase;
     MPI_Count             first;  /* first element of the current window */
     int                   rounds; /* rounds in the current window (0: none begun) */
+    MPI_Count             soff, scnt; /* the result's elements I keep (reduce_scatter: my block) */
     int                   k;      /* the window's round the phase is at */
 } shm_op_t;
 
@@ -211,6 +212,7 @@ static int reduce_poll(void *state, int first, int *rc)
     MPI_Aint              tlb   = dt->true_lb;
     int                   n = sh->n, me = sh->me, want = o->all || me == o->lroot;
     MPI_Count             per_round = (MPI_Count)(SLOT_BYTES / esize);
+    size_t                sat = (size_t)o->soff * esize, slen = (size_t)o->scnt * esize;
 
     if (first) {
         o->first = 0, o->phase = 0, o->k = 0, o->rounds = 0;
@@ -240,11 +242,11 @@ static int reduce_poll(void *state, int first, int *rc)
             int j = weft_coll_shm_posted_size_differs(sh, r, (MPI_Count)total);
             if (j >= 0) {
                 o->rc = weft_coll_shm_size_mismatch("a reduction", (MPI_Count)total, j, sh, r);
-            } else if (total > 0) {
-                memcpy((char *)o->buf + tlb, contrib(sh, n - 1, r, total), total);
+            } else if (slen > 0) {
+                memcpy((char *)o->buf + tlb, contrib(sh, n - 1, r, total) + sat, slen);
                 for (j = n - 2; j >= 0 && o->rc == MPI_SUCCESS; j--) {
-                    o->rc = weft_op_reduce(o->op, contrib(sh, j, r, total) - tlb, o->buf,
-                                           o->count, dt);
+                    o->rc = weft_op_reduce(o->op, contrib(sh, j, r, total) + sat - tlb, o->buf,
+                                           o->scnt, dt);
                 }
             }
         }
@@ -310,12 +312,15 @@ static int reduce_poll(void *state, int first, int *rc)
             MPI_Count at  = o->first + (MPI_Count)o->k * per_round;
             MPI_Count cnt = o->count - at < per_round ? o->count - at : per_round;
             uint64_t  r   = o->r + (uint64_t)o->k;
-            if (want && !o->last) {
+            MPI_Count lo  = at > o->soff ? at : o->soff;
+            MPI_Count hi  = at + cnt < o->soff + o->scnt ? at + cnt : o->soff + o->scnt;
+            if (want && !o->last && lo < hi) { /* the part of my slice this round holds */
                 if (!all_in(sh, sh->reduced, 1, r)) {
                     return 0;
                 }
-                memcpy((char *)o->buf + tlb + (size_t)at * esize,
-                       contrib(sh, n - 1, r, (size_t)cnt * esize), (size_t)cnt * esize);
+                memcpy((char *)o->buf + tlb + (size_t)(lo - o->soff) * esize,
+                       contrib(sh, n - 1, r, (size_t)cnt * esize) + (size_t)(lo - at) * esize,
+                       (size_t)(hi - lo) * esize);
             }
             round_end(sh, r);
         }
@@ -668,7 +673,52 @@ static int reduce_schedule(weft_sched_t *s, const weft_coll_args_t *a, int all)
     op->op     = a->op;
     op->all    = all;
     op->lroot  = a->root;
+    op->soff   = 0;
+    op->scnt   = a->count;
     return weft_sched_poll(s, reduce_poll, op);
+}
+
+/* Non-blocking and persistent reduce_scatter(_block) on one node: the
+ * reduction's rounds, each rank keeping its own block (counts[i] elements
+ * for rank i; a rank with an empty block only contributes). */
+static int reduce_scatter_schedule(weft_sched_t *s, const weft_coll_args_t *a,
+                                   const MPI_Count *counts, MPI_Count block)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+    int                    n = a->comm->size, me = a->comm->rank;
+    shm_op_t              *op;
+
+    if (cc->shm == NULL || cc->nodes != 1) {
+        return weft_error(MPI_ERR_INTERN, "the shm reduce_scatter schedule needs one node's region");
+    }
+    op = weft_sched_alloc(s, sizeof(*op));
+    if (op == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory reduce_scatter");
+    }
+    memset(op, 0, sizeof(*op));
+    for (int i = 0; i < n; i++) {
+        MPI_Count ci = counts ? counts[i] : block;
+        op->soff += i < me ? ci : 0;
+        op->count += ci;
+    }
+    op->scnt   = counts ? counts[me] : block;
+    op->sh     = cc->shm;
+    op->mydata = weft_coll_mydata(a);
+    op->buf    = a->rbuf;
+    op->dt     = a->dt;
+    op->op     = a->op;
+    op->lroot  = op->scnt > 0 ? me : -1;
+    return weft_sched_poll(s, reduce_poll, op);
+}
+
+int weft_coll_reduce_scatter_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return reduce_scatter_schedule(s, a, a->rcounts, 0);
+}
+
+int weft_coll_reduce_scatter_block_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    return reduce_scatter_schedule(s, a, NULL, a->rcount);
 }
 
 int weft_coll_reduce_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
