@@ -652,11 +652,14 @@ int weft_coll_bcast_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
 }
 
 /* Non-blocking and persistent reduce / allreduce on one node. */
-static int reduce_schedule(weft_sched_t *s, const weft_coll_args_t *a, int all)
+/* A reduction's poll step (reduce_poll) on one node's region: the fields
+ * every form shares; *out is NULL after an error. */
+static int reduce_op_new(weft_sched_t *s, const weft_coll_args_t *a, shm_op_t **out)
 {
     struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
     shm_op_t              *op;
 
+    *out = NULL;
     if (cc->shm == NULL || cc->nodes != 1) {
         return weft_error(MPI_ERR_INTERN, "the shm reduction schedule needs one node's region");
     }
@@ -668,13 +671,25 @@ static int reduce_schedule(weft_sched_t *s, const weft_coll_args_t *a, int all)
     op->sh     = cc->shm;
     op->mydata = weft_coll_mydata(a);
     op->buf    = a->rbuf;
-    op->count  = a->count;
     op->dt     = a->dt;
     op->op     = a->op;
-    op->all    = all;
-    op->lroot  = a->root;
-    op->soff   = 0;
-    op->scnt   = a->count;
+    *out       = op;
+    return MPI_SUCCESS;
+}
+
+static int reduce_schedule(weft_sched_t *s, const weft_coll_args_t *a, int all)
+{
+    shm_op_t *op;
+    int       rc = reduce_op_new(s, a, &op);
+
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    op->count = a->count;
+    op->all   = all;
+    op->lroot = a->root;
+    op->soff  = 0;
+    op->scnt  = a->count;
     return weft_sched_poll(s, reduce_poll, op);
 }
 
@@ -684,30 +699,20 @@ static int reduce_schedule(weft_sched_t *s, const weft_coll_args_t *a, int all)
 static int reduce_scatter_schedule(weft_sched_t *s, const weft_coll_args_t *a,
                                    const MPI_Count *counts, MPI_Count block)
 {
-    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
-    int                    n = a->comm->size, me = a->comm->rank;
-    shm_op_t              *op;
+    int       n = a->comm->size, me = a->comm->rank;
+    shm_op_t *op;
+    int       rc = reduce_op_new(s, a, &op);
 
-    if (cc->shm == NULL || cc->nodes != 1) {
-        return weft_error(MPI_ERR_INTERN, "the shm reduce_scatter schedule needs one node's region");
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
-    op = weft_sched_alloc(s, sizeof(*op));
-    if (op == NULL) {
-        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory reduce_scatter");
-    }
-    memset(op, 0, sizeof(*op));
     for (int i = 0; i < n; i++) {
         MPI_Count ci = counts ? counts[i] : block;
         op->soff += i < me ? ci : 0;
         op->count += ci;
     }
-    op->scnt   = counts ? counts[me] : block;
-    op->sh     = cc->shm;
-    op->mydata = weft_coll_mydata(a);
-    op->buf    = a->rbuf;
-    op->dt     = a->dt;
-    op->op     = a->op;
-    op->lroot  = op->scnt > 0 ? me : -1;
+    op->scnt  = counts ? counts[me] : block;
+    op->lroot = op->scnt > 0 ? me : -1;
     return weft_sched_poll(s, reduce_poll, op);
 }
 
