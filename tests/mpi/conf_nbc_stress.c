@@ -8,7 +8,10 @@
  * interleaved across the communicators, with sizes from a few bytes to
  * beyond the eager limit; then completes them with one MPI_Waitall or one
  * MPI_Wait each (alternating) and checks every result element by element.
- * Meant for 5-12 ranks (oversubscribed here). Args: [iterations].
+ * Meant for 5-12 ranks (oversubscribed here). Args: [iterations]
+ * [region]: with "region", a blocking barrier on each communicator first
+ * makes its node region, so the calls take the region's poll steps (on one
+ * node) instead of point-to-point schedules.
  */
 #include "mpitest.h"
 
@@ -41,6 +44,11 @@ int main(int argc, char **argv)
     comms[0] = MPI_COMM_WORLD;
     MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]);
     MPI_Comm_dup(comms[1], &comms[2]);
+    if (argc > 2 && strcmp(argv[2], "region") == 0) {
+        for (int c = 0; c < NCOMM; c++) {
+            CHECK_OK(MPI_Barrier(comms[c]));
+        }
+    }
 
     for (int it = 0; it < iters; it++) {
         int n    = 1 + (it % 5) * ((it % 3) ? 7 : 1100); /* up to ~4400 ints per block */

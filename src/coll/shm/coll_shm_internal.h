@@ -366,6 +366,12 @@ int weft_coll_shm_own_size_mismatch(const char *what, MPI_Count mine, MPI_Count 
 
 int    weft_coll_shm_node_barrier(struct weft_coll_shm *sh, int (*inter)(void *), void *arg,
                                   int all_read);
+/* The barrier's leader (local rank 0) releases barrier b, with the class of
+ * its part's error rc (and the lost member, if any) on the release line; a
+ * non-leader, once the release line reached b, reads them back: the error
+ * to return. */
+void   weft_coll_shm_barrier_release(struct weft_coll_shm *sh, uint64_t b, int rc);
+int    weft_coll_shm_barrier_released(struct weft_coll_shm *sh, uint64_t b);
 size_t weft_coll_shm_bcast_round_write(struct weft_coll_shm *sh, uint64_t r, const void *buf,
                                        MPI_Count count, const weft_datatype_t *dt, MPI_Count off,
                                        int *last);

@@ -40,22 +40,33 @@ int weft_coll_shm_node_barrier(struct weft_coll_shm *sh, int (*inter)(void *), v
         if (inter && !sh->broken) {
             rc = inter(arg);
         }
-        sh->release->word[0] = rc == MPI_SUCCESS ? 0 : (uint64_t)weft_error_class_of(rc);
-        sh->release->word[1] = sh->broken ? (uint64_t)sh->lost_world + 1 : 0;
-        publish(sh->release, b);
+        weft_coll_shm_barrier_release(sh, b, rc);
     } else {
         weft_coll_shm_wait_ge(sh->release, b);
-        if (!sh->broken && (sh->release->seq & SEQ_ROUND_MASK) >= b) {
-            uint64_t cls = sh->release->word[0], lost = sh->release->word[1];
-            if (lost != 0) {
-                sh->broken     = 1;
-                sh->lost_world = (int)(lost - 1);
-            } else if (cls != 0) {
-                rc = weft_error((int)cls, "a barrier: the node leader's part across nodes failed");
-            }
-        }
+        rc = weft_coll_shm_barrier_released(sh, b);
     }
     return rc;
+}
+
+void weft_coll_shm_barrier_release(struct weft_coll_shm *sh, uint64_t b, int rc)
+{
+    sh->release->word[0] = rc == MPI_SUCCESS ? 0 : (uint64_t)weft_error_class_of(rc);
+    sh->release->word[1] = sh->broken ? (uint64_t)sh->lost_world + 1 : 0;
+    publish(sh->release, b);
+}
+
+int weft_coll_shm_barrier_released(struct weft_coll_shm *sh, uint64_t b)
+{
+    if (!sh->broken && (sh->release->seq & SEQ_ROUND_MASK) >= b) {
+        uint64_t cls = sh->release->word[0], lost = sh->release->word[1];
+        if (lost != 0) {
+            sh->broken     = 1;
+            sh->lost_world = (int)(lost - 1);
+        } else if (cls != 0) {
+            return weft_error((int)cls, "a barrier: the node leader's part across nodes failed");
+        }
+    }
+    return MPI_SUCCESS;
 }
 
 /* Broadcast root, round r (its buffers free): the next chunk of the packed

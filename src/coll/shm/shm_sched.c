@@ -628,6 +628,60 @@ int weft_coll_allgatherv_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
     return weft_sched_poll(s, allgatherv_poll, o);
 }
 
+/* One step of a non-blocking barrier on one node: weft_coll_shm_node_barrier's arrive
+ * and release lines (the barrier's own counter, in FIFO order with the other
+ * calls); 1 when the call is finished. */
+static int barrier_poll(void *state, int first, int *rc)
+{
+    shm_op_t             *op = state;
+    struct weft_coll_shm *sh = op->sh;
+    uint64_t              b;
+
+    int t = turn(sh, op, first, rc, 0, 0);
+    if (t <= 0) {
+        return t < 0;
+    }
+    if (!op->in_round) {
+        op->r = ++sh->bar;
+        publish(&sh->arrive[sh->me], op->r);
+        op->in_round = 1;
+    }
+    b = op->r;
+    if (sh->barrier_all_read || sh->me == 0) {
+        if (!all_in(sh, sh->arrive, 1, b)) {
+            return 0;
+        }
+        if (!sh->barrier_all_read) {
+            weft_coll_shm_barrier_release(sh, b, MPI_SUCCESS);
+        }
+    } else {
+        if ((load(sh->release) & SEQ_ROUND_MASK) < b) {
+            return 0;
+        }
+        op->rc = weft_coll_shm_barrier_released(sh, b);
+    }
+    queue_pop(sh);
+    *rc = op->rc;
+    return 1;
+}
+
+int weft_coll_barrier_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+    shm_op_t              *op;
+
+    if (cc->shm == NULL || cc->nodes != 1) {
+        return weft_error(MPI_ERR_INTERN, "the shm barrier schedule needs one node's region");
+    }
+    op = weft_sched_alloc(s, sizeof(*op));
+    if (op == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory barrier");
+    }
+    memset(op, 0, sizeof(*op));
+    op->sh = cc->shm;
+    return weft_sched_poll(s, barrier_poll, op);
+}
+
 /* Non-blocking and persistent bcast on one node: one poll step (the node
  * phase, ordered with the communicator's other shared-memory calls). */
 int weft_coll_bcast_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
