@@ -665,39 +665,60 @@ static int barrier_poll(void *state, int first, int *rc)
     return 1;
 }
 
-int weft_coll_barrier_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+/* A poll step's state on one node's region (what: "a shared-memory
+ * barrier" etc., for the errors); *out is NULL after an error. */
+static int shm_op_new(weft_sched_t *s, const weft_coll_args_t *a, const char *what,
+                      shm_op_t **out)
 {
     struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
     shm_op_t              *op;
 
+    *out = NULL;
     if (cc->shm == NULL || cc->nodes != 1) {
-        return weft_error(MPI_ERR_INTERN, "the shm barrier schedule needs one node's region");
+        return weft_error(MPI_ERR_INTERN, "%s schedule needs one node's region", what);
     }
     op = weft_sched_alloc(s, sizeof(*op));
     if (op == NULL) {
-        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory barrier");
+        return weft_error(MPI_ERR_NO_MEM, "no memory for %s", what);
     }
     memset(op, 0, sizeof(*op));
     op->sh = cc->shm;
-    return weft_sched_poll(s, barrier_poll, op);
+    *out   = op;
+    return MPI_SUCCESS;
+}
+
+/* A reduction's poll step (reduce_poll): the fields every form shares. */
+static int reduce_op_new(weft_sched_t *s, const weft_coll_args_t *a, shm_op_t **out)
+{
+    int rc = shm_op_new(s, a, "a shared-memory reduction", out);
+
+    if (rc == MPI_SUCCESS) {
+        (*out)->mydata = weft_coll_mydata(a);
+        (*out)->buf    = a->rbuf;
+        (*out)->dt     = a->dt;
+        (*out)->op     = a->op;
+    }
+    return rc;
+}
+
+int weft_coll_barrier_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
+{
+    shm_op_t *op;
+    int       rc = shm_op_new(s, a, "a shared-memory barrier", &op);
+
+    return rc != MPI_SUCCESS ? rc : weft_sched_poll(s, barrier_poll, op);
 }
 
 /* Non-blocking and persistent bcast on one node: one poll step (the node
  * phase, ordered with the communicator's other shared-memory calls). */
 int weft_coll_bcast_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
 {
-    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
-    shm_op_t              *op;
+    shm_op_t *op;
+    int       rc = shm_op_new(s, a, "a shared-memory bcast", &op);
 
-    if (cc->shm == NULL || cc->nodes != 1) {
-        return weft_error(MPI_ERR_INTERN, "the shm bcast schedule needs one node's region");
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
-    op = weft_sched_alloc(s, sizeof(*op));
-    if (op == NULL) {
-        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory bcast");
-    }
-    memset(op, 0, sizeof(*op));
-    op->sh    = cc->shm;
     op->buf   = a->rbuf;
     op->count = a->count;
     op->dt    = a->dt;
@@ -706,31 +727,6 @@ int weft_coll_bcast_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
 }
 
 /* Non-blocking and persistent reduce / allreduce on one node. */
-/* A reduction's poll step (reduce_poll) on one node's region: the fields
- * every form shares; *out is NULL after an error. */
-static int reduce_op_new(weft_sched_t *s, const weft_coll_args_t *a, shm_op_t **out)
-{
-    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
-    shm_op_t              *op;
-
-    *out = NULL;
-    if (cc->shm == NULL || cc->nodes != 1) {
-        return weft_error(MPI_ERR_INTERN, "the shm reduction schedule needs one node's region");
-    }
-    op = weft_sched_alloc(s, sizeof(*op));
-    if (op == NULL) {
-        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory reduction");
-    }
-    memset(op, 0, sizeof(*op));
-    op->sh     = cc->shm;
-    op->mydata = weft_coll_mydata(a);
-    op->buf    = a->rbuf;
-    op->dt     = a->dt;
-    op->op     = a->op;
-    *out       = op;
-    return MPI_SUCCESS;
-}
-
 static int reduce_schedule(weft_sched_t *s, const weft_coll_args_t *a, int all)
 {
     shm_op_t *op;
