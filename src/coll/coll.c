@@ -277,9 +277,12 @@ static int parse_cond(const char *w, cond_t *c)
     static const struct {
         const char *name;
         int         var;
-    } vars[] = { { "size", V_SIZE }, { "msg", V_MSG }, { "nodes", V_NODES }, { "ppn", V_PPN },
-                 { "pof2", V_POF2 }, { "commutative", V_COMMUTATIVE }, { "inplace", V_INPLACE },
-                 { "cma", V_CMA }, { "blocking", V_BLOCKING } };
+        int         flag; /* may stand alone (true/false), "!" allowed */
+    } vars[] = { { "size", V_SIZE, 0 },       { "msg", V_MSG, 0 },
+                 { "nodes", V_NODES, 0 },     { "ppn", V_PPN, 0 },
+                 { "pof2", V_POF2, 1 },       { "commutative", V_COMMUTATIVE, 1 },
+                 { "inplace", V_INPLACE, 1 }, { "cma", V_CMA, 1 },
+                 { "blocking", V_BLOCKING, 1 } };
     int neg = 0;
     if (*w == '!') {
         neg = 1;
@@ -293,8 +296,7 @@ static int parse_cond(const char *w, cond_t *c)
         const char *op = w + n;
         c->var         = vars[i].var;
         if (*op == '\0') {
-            if (c->var != V_POF2 && c->var != V_COMMUTATIVE && c->var != V_INPLACE && c->var != V_CMA &&
-                c->var != V_BLOCKING) {
+            if (!vars[i].flag) {
                 return -1;
             }
             c->cmp = neg ? C_FALSE : C_TRUE;

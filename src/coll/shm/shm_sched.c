@@ -192,6 +192,18 @@ static int all_in(struct weft_coll_shm *sh, const line_t *lines, size_t stride, 
     return 1;
 }
 
+/* Begin op's next window of rounds (as the blocking calls go: a rank writes
+ * its part of up to REDUCE_WINDOW rounds before it waits for anyone): at
+ * most `left` rounds (at least one), 1 if `alone`; their numbers are taken
+ * from the region's counter now. */
+static void window_begin(struct weft_coll_shm *sh, shm_op_t *op, MPI_Count left, int alone)
+{
+    op->rounds = alone || left <= 1 ? 1 : (int)(left < REDUCE_WINDOW ? left : REDUCE_WINDOW);
+    op->r      = sh->round + 1;
+    sh->round += (uint64_t)op->rounds;
+    op->phase = 0, op->k = 0;
+}
+
 /* One step of a non-blocking weft_coll_shm_node_reduce (same rounds, same combining
  * order, same windows); 1 when the call is finished. A small reduction is one
  * round: write my contribution once the buffers are free, then (if I want the
@@ -256,12 +268,8 @@ static int reduce_poll(void *state, int first, int *rc)
         return 1;
     }
     while (o->first < o->count) {
-        if (o->rounds == 0) { /* a new window: its rounds are numbered now */
-            MPI_Count left = (o->count - o->first + per_round - 1) / per_round;
-            o->rounds      = o->first == 0 ? 1 : (int)(left < REDUCE_WINDOW ? left : REDUCE_WINDOW);
-            o->r           = sh->round + 1;
-            sh->round += (uint64_t)o->rounds;
-            o->phase = 0, o->k = 0;
+        if (o->rounds == 0) {
+            window_begin(sh, o, (o->count - o->first + per_round - 1) / per_round, o->first == 0);
         }
         for (; o->phase == 0 && o->k < o->rounds; o->k++) {
             MPI_Count at  = o->first + (MPI_Count)o->k * per_round;
@@ -332,6 +340,29 @@ static int reduce_poll(void *state, int first, int *rc)
     queue_pop(sh);
     *rc = o->rc;
     return 1;
+}
+
+/* A poll step's state on one node's region: bytes (at least a shm_op_t,
+ * which it starts with) zeroed in the schedule (what: "a shared-memory
+ * barrier" etc., for the errors); *out is NULL after an error. */
+static int shm_op_new(weft_sched_t *s, const weft_coll_args_t *a, size_t bytes, const char *what,
+                      shm_op_t **out)
+{
+    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
+    shm_op_t              *op;
+
+    *out = NULL;
+    if (cc->shm == NULL || cc->nodes != 1) {
+        return weft_error(MPI_ERR_INTERN, "%s schedule needs one node's region", what);
+    }
+    op = weft_sched_alloc(s, bytes);
+    if (op == NULL) {
+        return weft_error(MPI_ERR_NO_MEM, "no memory for %s", what);
+    }
+    memset(op, 0, bytes);
+    op->sh = cc->shm;
+    *out   = op;
+    return MPI_SUCCESS;
 }
 
 /* Non-blocking gather / allgather / scatter on one node: weft_coll_shm_node_gather's and
@@ -532,11 +563,7 @@ static int allgatherv_poll(void *state, int first, int *rc)
      * all at the window's end (reading nothing more). */
     while (!h->last) {
         if (h->rounds == 0) {
-            MPI_Count left = (o->most - h->off + SLOT_BYTES - 1) / SLOT_BYTES;
-            h->rounds      = left < 1 ? 1 : (int)(left < REDUCE_WINDOW ? left : REDUCE_WINDOW);
-            h->r           = sh->round + 1;
-            sh->round += (uint64_t)h->rounds;
-            h->phase = 0, h->k = 0;
+            window_begin(sh, h, (o->most - h->off + SLOT_BYTES - 1) / SLOT_BYTES, 0);
         }
         for (; h->phase == 0 && h->k < h->rounds; h->k++) {
             MPI_Count off = h->off + (MPI_Count)h->k * SLOT_BYTES;
@@ -594,19 +621,16 @@ static int allgatherv_poll(void *state, int first, int *rc)
 
 int weft_coll_allgatherv_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
 {
-    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
-    shm_allgatherv_op_t   *o;
-    int                    n = a->comm->size, me = a->comm->rank;
+    int                  n = a->comm->size, me = a->comm->rank;
+    shm_op_t            *h;
+    int                  rc = shm_op_new(s, a, sizeof(shm_allgatherv_op_t) +
+                                                   (size_t)n * (sizeof(MPI_Count) + sizeof(MPI_Aint)),
+                                         "a shared-memory allgatherv", &h);
+    shm_allgatherv_op_t *o = (shm_allgatherv_op_t *)h;
 
-    if (cc->shm == NULL || cc->nodes != 1) {
-        return weft_error(MPI_ERR_INTERN, "the shm allgatherv schedule needs one node's region");
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
-    o = weft_sched_alloc(s, sizeof(*o) + (size_t)n * (sizeof(MPI_Count) + sizeof(MPI_Aint)));
-    if (o == NULL) {
-        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory allgatherv");
-    }
-    memset(o, 0, sizeof(*o));
-    o->h.sh    = cc->shm;
     o->rcounts = (MPI_Count *)(o + 1);
     o->rdispls = (MPI_Aint *)(o->rcounts + n);
     memcpy(o->rcounts, a->rcounts, (size_t)n * sizeof(MPI_Count));
@@ -665,32 +689,10 @@ static int barrier_poll(void *state, int first, int *rc)
     return 1;
 }
 
-/* A poll step's state on one node's region (what: "a shared-memory
- * barrier" etc., for the errors); *out is NULL after an error. */
-static int shm_op_new(weft_sched_t *s, const weft_coll_args_t *a, const char *what,
-                      shm_op_t **out)
-{
-    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
-    shm_op_t              *op;
-
-    *out = NULL;
-    if (cc->shm == NULL || cc->nodes != 1) {
-        return weft_error(MPI_ERR_INTERN, "%s schedule needs one node's region", what);
-    }
-    op = weft_sched_alloc(s, sizeof(*op));
-    if (op == NULL) {
-        return weft_error(MPI_ERR_NO_MEM, "no memory for %s", what);
-    }
-    memset(op, 0, sizeof(*op));
-    op->sh = cc->shm;
-    *out   = op;
-    return MPI_SUCCESS;
-}
-
 /* A reduction's poll step (reduce_poll): the fields every form shares. */
 static int reduce_op_new(weft_sched_t *s, const weft_coll_args_t *a, shm_op_t **out)
 {
-    int rc = shm_op_new(s, a, "a shared-memory reduction", out);
+    int rc = shm_op_new(s, a, sizeof(shm_op_t), "a shared-memory reduction", out);
 
     if (rc == MPI_SUCCESS) {
         (*out)->mydata = weft_coll_mydata(a);
@@ -704,7 +706,7 @@ static int reduce_op_new(weft_sched_t *s, const weft_coll_args_t *a, shm_op_t **
 int weft_coll_barrier_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
 {
     shm_op_t *op;
-    int       rc = shm_op_new(s, a, "a shared-memory barrier", &op);
+    int       rc = shm_op_new(s, a, sizeof(*op), "a shared-memory barrier", &op);
 
     return rc != MPI_SUCCESS ? rc : weft_sched_poll(s, barrier_poll, op);
 }
@@ -714,7 +716,7 @@ int weft_coll_barrier_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
 int weft_coll_bcast_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
 {
     shm_op_t *op;
-    int       rc = shm_op_new(s, a, "a shared-memory bcast", &op);
+    int       rc = shm_op_new(s, a, sizeof(*op), "a shared-memory bcast", &op);
 
     if (rc != MPI_SUCCESS) {
         return rc;
@@ -789,19 +791,15 @@ int weft_coll_allreduce_intra_shm(weft_sched_t *s, const weft_coll_args_t *a)
 /* Non-blocking and persistent gather / allgather / scatter on one node. */
 static int blocks_schedule(weft_sched_t *s, const weft_coll_args_t *a, int kind)
 {
-    struct weft_coll_comm *cc = weft_coll_comm_get(a->comm);
-    shm_blocks_op_t       *o;
-    int                    me = a->comm->rank;
+    int              me = a->comm->rank;
+    shm_op_t        *h;
+    int              rc = shm_op_new(s, a, sizeof(shm_blocks_op_t),
+                                     "a shared-memory gather, allgather or scatter", &h);
+    shm_blocks_op_t *o = (shm_blocks_op_t *)h;
 
-    if (cc->shm == NULL || cc->nodes != 1) {
-        return weft_error(MPI_ERR_INTERN, "the shm gather/scatter schedule needs one node's region");
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
-    o = weft_sched_alloc(s, sizeof(*o));
-    if (o == NULL) {
-        return weft_error(MPI_ERR_NO_MEM, "no memory for a shared-memory gather or scatter");
-    }
-    memset(o, 0, sizeof(*o));
-    o->h.sh    = cc->shm;
     o->h.lroot = a->root;
     o->kind    = kind;
     o->b       = (blocks_t){a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt};
