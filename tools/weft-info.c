@@ -159,7 +159,7 @@ static int print_tuning(void)
     size_t                payload = weft_shm_ring_payload(weft_p2p_ring_bytes(2));
 
     measure_here(&costs);
-    if (weft_p2p_thresholds_choose(&costs, payload, &t, &foreign, err, sizeof(err)) != 0) {
+    if (weft_p2p_thresholds_choose(&costs, payload, 0, &t, &foreign, err, sizeof(err)) != 0) {
         fprintf(stderr, "weft-info: %s\n", err);
         return 1;
     }
@@ -182,8 +182,8 @@ static int print_tuning(void)
     printf("  %-14s %zu%s\n", "CMA from", t.cma_threshold,
            t.cma_threshold > t.eager_limit ? " (2-copy pipeline between the eager limit and this)"
                                            : " (every rendezvous)");
-    printf("  %-14s %zu (contiguous CMA messages: sender and receiver copy at once)\n",
-           "coop from", t.coop_threshold);
+    printf("  %-14s %zu (contiguous CMA messages: sender and receiver copy at once; none in a\n"
+           "  %-14s job with more ranks on a node than CPUs)\n", "coop from", t.coop_threshold, "");
     printf("  %-14s %s\n", "why", t.why);
     if (foreign > 0) {
         printf("  %-14s %d line(s) of WEFT_TUNING_FILE are not pt2pt rules (skipped)\n", "note",

@@ -56,6 +56,24 @@ def test_fixed_and_explicit_knobs_win():
     assert (mine["eager"], mine["cma"], mine["coop"]) == (3000, 50000, 70000)
 
 
+def test_no_cooperative_copy_when_oversubscribed():
+    """More ranks on the node than CPUs: no cooperative copy (its sender
+    half only takes a CPU from a rank that would run), unless asked for."""
+    ncpu = os.cpu_count() or 1
+    if ncpu + 1 > 8:
+        print(f"{ncpu} CPUs: an oversubscribed job would need {ncpu + 1} ranks; not run")
+        return
+    over = run({}, nprocs=ncpu + 1)
+    if over["cma_ns"] == 0:
+        print("CMA not permitted here: no cooperative copy to check")
+        return
+    assert over["coop"] == 2**64 - 1, over
+    asked = run({"WEFT_SMP_COOP_THRESHOLD": "64k"}, nprocs=ncpu + 1)
+    assert asked["coop"] == 65536, asked
+    if ncpu >= 2:
+        assert run({}, nprocs=2)["coop"] <= 262144
+
+
 def test_tuning_file_overrides(tmp_path):
     rules = tmp_path / "p2p.rules"
     rules.write_text("# first matching pt2pt rule wins\n"

@@ -35,12 +35,14 @@ int weft_p2p_thresholds_rules(const char *text, const char *path, const weft_shm
                               weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen);
 
 /* The thresholds in force: WEFT_SMP_TUNING=fixed, else the first matching
- * rule of WEFT_TUNING_FILE, else the measured choice; an explicitly set
- * WEFT_SMP_EAGERSIZE / WEFT_SMP_CMA_THRESHOLD wins over either; the eager
- * limit is capped at ring_payload. 0, or -1 with a message in err (file
- * unreadable or bad). *foreign as above. */
+ * rule of WEFT_TUNING_FILE, else the measured choice (with no cooperative
+ * copy when oversubscribed: more ranks on the node than CPUs); an
+ * explicitly set WEFT_SMP_EAGERSIZE / WEFT_SMP_CMA_THRESHOLD /
+ * WEFT_SMP_COOP_THRESHOLD wins over either; the eager limit is capped at
+ * ring_payload. 0, or -1 with a message in err (file unreadable or bad).
+ * *foreign as above. */
 int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payload,
-                               weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen);
+                               int oversubscribed, weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen);
 
 /* Bytes of ring per ordered pair of a node with local_size ranks:
  * WEFT_SMP_QUEUE_LENGTH when set; else 1 MiB up to 8 local ranks (a

@@ -19,6 +19,7 @@
 #include "core/errors.h"
 #include "core/hwinfo.h"
 #include "core/mpit/pvar.h"
+#include "core/progress.h"
 #include "core/pt2pt/shm_thresholds.h"
 #include "util/log.h"
 #include "util/tunables.h"
@@ -43,7 +44,9 @@ int p2p_shm_tune(size_t ring_payload)
     int                    foreign = 0;
 
     weft_shm_costs(&costs);
-    if (weft_p2p_thresholds_choose(&costs, ring_payload, t, &foreign, err, sizeof(err)) != 0) {
+    /* oversubscribed: the same on every rank of the node */
+    if (weft_p2p_thresholds_choose(&costs, ring_payload, weft_progress_oversubscribed(), t, &foreign,
+                                   err, sizeof(err)) != 0) {
         return weft_error(MPI_ERR_OTHER, "%s", err);
     }
     if (foreign > 0 && p2p.me_world == 0) {
