@@ -143,7 +143,7 @@ static void measure_here(weft_shm_costs_t *costs)
     close(fds[0]);
     weft_shm_measure_costs(child, probe, probe, weft_tunables.SMP_USE_CMA,
                            weft_tunables.SMP_CMA_EXTRA_COST, costs);
-    costs->xcopy_ns = weft_shm_xcopy_lead(xcopy);
+    costs->xcopy_ns = weft_shm_xcopy_lead(xcopy, &costs->xcopy_step_ns);
     close(fds[1]);
     waitpid(child, NULL, 0);
     munmap(xcopy, sizeof(*xcopy));
@@ -169,9 +169,11 @@ static int print_tuning(void)
            costs.cpu_vendor[0] ? costs.cpu_vendor : "unknown", (int)costs.cpu_family,
            (int)costs.cpu_model, (unsigned long long)(costs.l2_bytes >> 10));
     if (costs.cma_ns > 0) {
-        printf("  %-14s CMA %llu ns, memcpy %llu ns, between the cores %llu ns per %llu KiB\n",
+        printf("  %-14s CMA %llu ns, memcpy %llu ns, between the cores %llu ns (slower copy alone "
+               "%u) per %llu KiB\n",
                "costs", (unsigned long long)costs.cma_ns, (unsigned long long)costs.copy_ns,
-               (unsigned long long)costs.xcopy_ns, (unsigned long long)(costs.probe_bytes >> 10));
+               (unsigned long long)costs.xcopy_ns, costs.xcopy_step_ns,
+               (unsigned long long)(costs.probe_bytes >> 10));
     } else {
         printf("  %-14s CMA unavailable (disabled or not permitted), memcpy %llu ns, between "
                "the cores %llu ns per %llu KiB\n", "costs", (unsigned long long)costs.copy_ns,

@@ -140,6 +140,30 @@ int main(void)
     CHECK(amd_slow.coop_threshold == 256u << 10 && amd.coop_threshold < amd_slow.coop_threshold,
           "coop %zu / %zu", amd_slow.coop_threshold, amd.coop_threshold);
 
+    /* A lone message's two copies in turn slower than CMA, but the slower
+     * of them alone faster: the pipeline, which overlaps them, keeps the
+     * cached sizes and eager stays at the lone-message crossover (the
+     * family 26 VM in a slow phase: E 10 GB/s, B 17; forced pipeline bw
+     * 33-37 GB/s against CMA's 13-17). */
+    {
+        weft_shm_costs_t slow = costs(1191, 1912, 130, 1u << 20);
+        slow.xcopy_ns          = 1640;
+        slow.xcopy_step_ns     = 820;
+        weft_p2p_thresholds_t t = choose(slow);
+        CHECK(t.eager_limit == 32 * 1024 && t.cma_threshold == 8u << 20, "eager %zu cma %zu (%s)",
+              t.eager_limit, t.cma_threshold, t.why);
+        CHECK(strstr(t.why, "overlap") != NULL, "%s", t.why);
+        /* the copy in alone slower than CMA (family 25: in ~8 GB/s, out
+         * ~40): CMA, as without the step */
+        slow.xcopy_step_ns = 2048;
+        t                  = choose(slow);
+        CHECK(t.cma_threshold == 0 && strstr(t.why, "overlap") == NULL, "cma %zu (%s)",
+              t.cma_threshold, t.why);
+        slow.xcopy_step_ns = 0; /* unknown: as before */
+        t                  = choose(slow);
+        CHECK(t.cma_threshold == 0, "cma %zu (%s)", t.cma_threshold, t.why);
+    }
+
     /* no CMA: eager up to a quarter of the ring, pipeline above */
     weft_p2p_thresholds_t nocma = choose(costs(0, 0, 110, 1u << 20));
     CHECK(nocma.eager_limit == 64 * 1024 && nocma.cma_threshold == 0, "eager %zu cma %zu",

@@ -26,7 +26,13 @@
  * from the other core's cache, the copy out at ~40, and its memcpy at 58;
  * the VM's copy between its vCPUs also drops to ~2 GB/s at times), else
  * taken as E = 1 / (1/C + 1/P). CMA beats it from
- * n* = 1.5 F / (1/E - 1/B) when B > E. When even the two copies in turn
+ * n* = 1.5 F / (1/E - 1/B) when B > E. That bounds eager, whose lone
+ * message copies in turn; the pipeline overlaps the copies of successive
+ * slots and moves at the slower of the two alone (S, timed apart by the
+ * same probe), so when S >= B it keeps the cached sizes as below (the
+ * family 26 VM in a slow phase: E 10, B 17 GB/s, pipeline forced bw 33-37
+ * GB/s against CMA's 13-17, latency 1 MiB 32 against 45 us; the family 25
+ * VM: copy in ~8, out ~40, B 14.6: CMA). When even the two copies in turn
  * are at least as fast as CMA (the family 26 AMD VM: P ~20-25, E ~21,
  * B ~17 GB/s;
  * measured bw 128 KiB-8 MiB: pipeline 15-60 GB/s, CMA 13-19), it is used
@@ -154,6 +160,17 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
     size_t nstar    = cross >= (double)((size_t)1 << 40) ? (size_t)1 << 40
                                                           : pow2_floor((size_t)(cross * 1.41421356));
     size_t eager    = nstar < ring_cap ? nstar : ring_cap;
+    /* n* above bounds eager (a lone message's copies in turn). The pipeline
+     * overlaps the copies of successive slots, so it moves at the slower
+     * of the two alone; where that beats CMA it keeps the cached sizes. */
+    double step_rate = c->xcopy_step_ns ? (double)c->probe_bytes / (double)c->xcopy_step_ns : 0;
+    int    overlap   = eager_rate < rate && step_rate >= rate;
+    if (overlap) {
+        double keep = RNDV_OVERHEAD_FACTOR * fixed_ns * rate;
+        keep        = keep > cache ? keep : cache;
+        nstar       = keep >= (double)((size_t)1 << 40) ? (size_t)1 << 40
+                                                        : pow2_floor((size_t)(keep * 1.41421356));
+    }
 
     if (eager < MIN_EAGER) {
         eager = MIN_EAGER;
@@ -179,7 +196,10 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
              c->cpu_vendor[0] ? c->cpu_vendor : "unknown CPU", (int)c->cpu_family,
              (unsigned long long)(c->l2_bytes >> 10), (unsigned long long)c->cma_page_ns,
              (unsigned long long)c->cma_ns, fixed_ns, rate, why_eager, eager_rate, cross / 1024.0, eager, ring_cap,
-             t->cma_threshold > eager ? "2-copy pipeline up to CMA from " : "CMA above ",
+             t->cma_threshold > eager ? (overlap ? "2-copy pipeline (its copies overlap: the slower alone "
+                                                   "beats CMA) up to CMA from "
+                                                 : "2-copy pipeline up to CMA from ")
+                                      : "CMA above ",
              t->cma_threshold > eager ? t->cma_threshold : eager, t->coop_threshold);
 }
 

@@ -64,6 +64,7 @@ int p2p_shm_tune(size_t ring_payload)
     WEFT_PVAR_SET(SHM_CMA_COST_NS, costs.cma_ns);
     WEFT_PVAR_SET(SHM_COPY_COST_NS, costs.copy_ns);
     WEFT_PVAR_SET(SHM_XCOPY_COST_NS, costs.xcopy_ns);
+    WEFT_PVAR_SET(SHM_XCOPY_STEP_NS, costs.xcopy_step_ns);
     return MPI_SUCCESS;
 }
 

@@ -332,7 +332,7 @@ static int attach(const char *name, const weft_shm_config_t *config, weft_shm_xc
         weft_shm_measure_costs(shm.ctl[partner].pid,
                                (const void *)(uintptr_t)shm.ctl[partner].probe_area,
                                cost_probe_area, cma, config->cma_extra_ns, &measured);
-        measured.xcopy_ns = config->time_xcopy ? weft_shm_xcopy_lead(xcopy) : 0;
+        measured.xcopy_ns = config->time_xcopy ? weft_shm_xcopy_lead(xcopy, &measured.xcopy_step_ns) : 0;
         node->costs       = measured;
         wake_word(&node->costs_ready, 1u + (uint32_t)cma);
     } else if (__atomic_compare_exchange_n(&node->partner, &none, (uint32_t)shm.me, 0,

@@ -65,7 +65,9 @@ typedef struct weft_shm_costs {
                            * process copies it into shared lines this one last read,
                            * this one copies it out (both copies move lines between the
                            * cores' caches); 0 unknown */
-    uint64_t init_ns;     /* what the measurement cost rank 0 */
+    uint32_t init_ns;     /* what the measurement cost rank 0 (saturates) */
+    uint32_t xcopy_step_ns; /* of that message, the slower of the copy in and the copy out
+                             * alone: a pipeline's step when its slots overlap them; 0 unknown */
     uint64_t l2_bytes;    /* L2 cache bytes (0 unknown) */
     char     cpu_vendor[16];
     int32_t  cpu_family;  /* -1 unknown */
@@ -106,7 +108,8 @@ void weft_shm_measure_costs(pid_t pid, const void *remote_src, const void *local
 typedef struct {
     uint32_t      turn; /* 2i: the leader asks for round i; 2i + 1: round i written */
     int32_t       cpu;  /* where the follower wrote round i */
-    char          pad[56];
+    uint32_t      in_ns; /* how long the follower's copy in of round i took */
+    char          pad[52];
     unsigned char data[WEFT_SHM_COST_PROBE_BYTES];
 } weft_shm_xcopy_area_t;
 
@@ -115,8 +118,9 @@ typedef struct {
  * CPU, in ns; 0 when no round was written on another
  * CPU (unbound processes sharing one) or the follower did not answer
  * within a few ms (descheduled on an oversubscribed node), and then it is
- * told to stop. Waits yield the CPU. */
-uint64_t weft_shm_xcopy_lead(weft_shm_xcopy_area_t *area);
+ * told to stop. Waits yield the CPU. *step_ns: the least, over those
+ * rounds, of the slower of the two copies alone (0 with the 0 result). */
+uint64_t weft_shm_xcopy_lead(weft_shm_xcopy_area_t *area, uint32_t *step_ns);
 /* Follower: writes the data of each round the leader asks for, until the
  * last round or the leader gives up (bounded by the same few ms). */
 void weft_shm_xcopy_follow(weft_shm_xcopy_area_t *area);

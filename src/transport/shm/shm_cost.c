@@ -57,7 +57,8 @@ void weft_shm_measure_costs(pid_t pid, const void *remote_src, const void *local
     uint64_t extra     = (uint64_t)(cma_extra_ns > 0 ? cma_extra_ns : 0);
     costs->cma_ns      = cma_ok ? best_cma + extra : 0;
     costs->cma_page_ns = cma_ok ? best_page + extra : 0;
-    costs->init_ns     = now_ns() - t0;
+    uint64_t spent     = now_ns() - t0;
+    costs->init_ns     = spent > UINT32_MAX ? UINT32_MAX : (uint32_t)spent;
 }
 
 size_t weft_shm_ring_payload(size_t ring_bytes)
@@ -97,11 +98,13 @@ static int xcopy_wait(const weft_shm_xcopy_area_t *a, uint32_t want, uint64_t de
     }
 }
 
-uint64_t weft_shm_xcopy_lead(weft_shm_xcopy_area_t *a)
+uint64_t weft_shm_xcopy_lead(weft_shm_xcopy_area_t *a, uint32_t *step_ns)
 {
     static unsigned char local[WEFT_SHM_COST_PROBE_BYTES] __attribute__((aligned(4096)));
     uint64_t             deadline = now_ns() + XCOPY_DEADLINE_NS, best = UINT64_MAX;
+    uint64_t             step = UINT64_MAX;
 
+    *step_ns = 0;
     /* Round 0 is written before anyone asks (and faults the pages in):
      * untimed. Each later round is timed from the request to the end of
      * the copy out, as a lone eager message costs from the sender's copy
@@ -117,16 +120,24 @@ uint64_t weft_shm_xcopy_lead(weft_shm_xcopy_area_t *a)
         }
         /* local escapes into the asm on both sides, so the copy stays
          * between the two clock reads */
+        uint64_t out0 = now_ns();
         __asm__ __volatile__("" : : "r"(local) : "memory");
         memcpy(local, a->data, sizeof(local));
         __asm__ __volatile__("" : : "r"(local) : "memory");
         uint64_t t1 = now_ns();
         if (i > 0 && __atomic_load_n(&a->cpu, __ATOMIC_RELAXED) != sched_getcpu()) {
+            uint64_t in  = __atomic_load_n(&a->in_ns, __ATOMIC_RELAXED);
+            uint64_t out = t1 - out0;
             best = t1 - t0 < best ? t1 - t0 : best; /* else the data were in this core's cache */
+            step = (in > out ? in : out) < step ? (in > out ? in : out) : step;
         }
     }
     __atomic_store_n(&a->turn, XCOPY_ABANDON, __ATOMIC_RELEASE); /* done */
-    return best == UINT64_MAX ? 0 : best > 0 ? best : 1;
+    if (best == UINT64_MAX) {
+        return 0;
+    }
+    *step_ns = step > UINT32_MAX ? UINT32_MAX : step > 0 ? (uint32_t)step : 1;
+    return best > 0 ? best : 1;
 }
 
 void weft_shm_xcopy_follow(weft_shm_xcopy_area_t *a)
@@ -140,7 +151,11 @@ void weft_shm_xcopy_follow(weft_shm_xcopy_area_t *a)
         if (!xcopy_wait(a, 2 * i, deadline)) {
             return;
         }
+        uint64_t t0 = now_ns();
         memcpy(a->data, src, sizeof(a->data)); /* a sender's copy in */
+        uint64_t t1 = now_ns();
+        __atomic_store_n(&a->in_ns, (uint32_t)(t1 - t0 < UINT32_MAX ? t1 - t0 : UINT32_MAX),
+                         __ATOMIC_RELAXED);
         __atomic_store_n(&a->cpu, sched_getcpu(), __ATOMIC_RELAXED);
         __atomic_store_n(&a->turn, 2 * i + 1, __ATOMIC_RELEASE);
     }
