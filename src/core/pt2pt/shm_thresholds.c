@@ -354,7 +354,8 @@ static void append(char *buf, size_t cap, const char *text)
 }
 
 int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payload,
-                               int oversubscribed, weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen)
+                               int oversubscribed, weft_p2p_thresholds_t *t, int *foreign, char *err,
+                               size_t errlen)
 {
     const char *file = weft_tunables.TUNING_FILE;
 

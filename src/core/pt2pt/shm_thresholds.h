@@ -42,7 +42,8 @@ int weft_p2p_thresholds_rules(const char *text, const char *path, const weft_shm
  * ring_payload. 0, or -1 with a message in err (file unreadable or bad).
  * *foreign as above. */
 int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payload,
-                               int oversubscribed, weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen);
+                               int oversubscribed, weft_p2p_thresholds_t *t, int *foreign, char *err,
+                               size_t errlen);
 
 /* Bytes of ring per ordered pair of a node with local_size ranks:
  * WEFT_SMP_QUEUE_LENGTH when set; else 1 MiB up to 8 local ranks (a

@@ -126,10 +126,11 @@ uint64_t weft_shm_xcopy_lead(weft_shm_xcopy_area_t *a, uint32_t *step_ns)
         __asm__ __volatile__("" : : "r"(local) : "memory");
         uint64_t t1 = now_ns();
         if (i > 0 && __atomic_load_n(&a->cpu, __ATOMIC_RELAXED) != sched_getcpu()) {
-            uint64_t in  = __atomic_load_n(&a->in_ns, __ATOMIC_RELAXED);
-            uint64_t out = t1 - out0;
+            uint64_t in     = __atomic_load_n(&a->in_ns, __ATOMIC_RELAXED);
+            uint64_t out    = t1 - out0;
+            uint64_t slower = in > out ? in : out;
             best = t1 - t0 < best ? t1 - t0 : best; /* else the data were in this core's cache */
-            step = (in > out ? in : out) < step ? (in > out ? in : out) : step;
+            step = slower < step ? slower : step;
         }
     }
     __atomic_store_n(&a->turn, XCOPY_ABANDON, __ATOMIC_RELEASE); /* done */
