@@ -103,6 +103,13 @@ static size_t pow2_floor(size_t v)
     return v == 0 ? 0 : p;
 }
 
+/* A size threshold: the power of two nearest to bytes (stable against
+ * probe noise), at most 2^40. */
+static size_t pow2_nearest(double bytes)
+{
+    return bytes >= (double)((size_t)1 << 40) ? (size_t)1 << 40 : pow2_floor((size_t)(bytes * 1.41421356));
+}
+
 size_t weft_p2p_ring_bytes(int local_size)
 {
     if (weft_tunables_source(WEFT_TUNABLE_SMP_QUEUE_LENGTH) != WEFT_TSOURCE_DEFAULT) {
@@ -150,26 +157,20 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
     double eager_rate = c->xcopy_ns ? (double)c->probe_bytes / (double)c->xcopy_ns
                                     : 1.0 / (1.0 / copy_rate + 1.0 / pipe_rate); /* in turn */
     double cache      = (double)PIPE_CACHE_L2_TIMES * (double)(c->l2_bytes ? c->l2_bytes : 1u << 20);
-    double cross; /* n* (see top) */
-    if (eager_rate >= rate) {
-        cross = RNDV_OVERHEAD_FACTOR * fixed_ns * rate;
-        cross = cross > cache ? cross : cache;
-    } else {
-        cross = CMA_FIXED_FACTOR * fixed_ns / (1.0 / eager_rate - 1.0 / rate);
-    }
-    size_t nstar    = cross >= (double)((size_t)1 << 40) ? (size_t)1 << 40
-                                                          : pow2_floor((size_t)(cross * 1.41421356));
-    size_t eager    = nstar < ring_cap ? nstar : ring_cap;
+    /* the pipeline's reach where it copies at least as fast as CMA (see top) */
+    double kept       = RNDV_OVERHEAD_FACTOR * fixed_ns * rate;
+    kept              = kept > cache ? kept : cache;
+    double cross      = eager_rate >= rate ? kept /* n* (see top) */
+                                           : CMA_FIXED_FACTOR * fixed_ns / (1.0 / eager_rate - 1.0 / rate);
+    size_t nstar      = pow2_nearest(cross);
+    size_t eager      = nstar < ring_cap ? nstar : ring_cap;
     /* n* above bounds eager (a lone message's copies in turn). The pipeline
      * overlaps the copies of successive slots, so it moves at the slower
      * of the two alone; where that beats CMA it keeps the cached sizes. */
     double step_rate = c->xcopy_step_ns ? (double)c->probe_bytes / (double)c->xcopy_step_ns : 0;
     int    overlap   = eager_rate < rate && step_rate >= rate;
     if (overlap) {
-        double keep = RNDV_OVERHEAD_FACTOR * fixed_ns * rate;
-        keep        = keep > cache ? keep : cache;
-        nstar       = keep >= (double)((size_t)1 << 40) ? (size_t)1 << 40
-                                                        : pow2_floor((size_t)(keep * 1.41421356));
+        nstar = pow2_nearest(kept);
     }
 
     if (eager < MIN_EAGER) {
@@ -361,7 +362,7 @@ int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payloa
 
     *foreign = 0;
     weft_p2p_thresholds_measured(costs, ring_payload, t);
-    if (oversubscribed && t->coop_threshold != SIZE_MAX) {
+    if (oversubscribed) {
         t->coop_threshold = SIZE_MAX;
         append(t->why, sizeof(t->why), "; no cooperative copy: more ranks on the node than CPUs");
     }
