@@ -6,7 +6,8 @@ mean time ranks spend in MPI_Init (weft-bench init).
 
   launch_times.py [--prefix install] [--sizes 2,4,8,16,32,64] [--reps 5]
                   [--stacks weft,mpich,openmpi,hydra+weft,prterun+weft]
-                  [--hosts h1:16,h2:16] [--weft-args "-iface br0"] [--env NAME=VALUE ...]
+                  [--hosts h1:16,h2:16] [--weft-args "-iface br0"]
+                  [--hydra-args "-launcher ssh -launcher-exec X -iface br0"] [--env NAME=VALUE ...]
                   [--json out.json]   (then: weft-bench plot out.json -o startup.png)
   (bench/startup/netns_startup.sh runs it over network-namespace hosts)
 
@@ -20,7 +21,9 @@ Stacks (a launcher with the library it starts):
   hydra+weft    hydra starting Weft's library (PMI-1/2): launcher cost alone
   prterun+weft  Open MPI's prterun starting Weft's library (PMIx): the same
 The first three are what a user of each library types; the last two hold
-the library fixed and compare launchers. A stack whose parts are missing is
+the library fixed and compare launchers. With --hosts, Weft's mpirun and
+hydra (mpich, hydra+weft) get the same `-hosts` list; the Open MPI stacks are
+left out. A stack whose parts are missing is
 reported and left out. Runs are interleaved (each repetition runs every
 stack once). Prints a markdown table, with the ratios of Weft's wall time to
 the fastest other full stack (mpich, openmpi) and to the fastest other
@@ -70,8 +73,9 @@ def stacks(a, prefix):
     if not os.path.exists(hydra):
         out["mpich"] = out["hydra+weft"] = f"no {hydra} (weft-bench compare --peer mpich makes it)"
     else:
-        out["mpich"] = ([hydra], dict(base, LD_LIBRARY_PATH=os.path.join(mpich, "lib")), weft_bins)
-        out["hydra+weft"] = ([hydra], weft_lib, weft_bins)
+        hargs = [hydra] + a.hydra_args.split() + hosts
+        out["mpich"] = (hargs, dict(base, LD_LIBRARY_PATH=os.path.join(mpich, "lib")), weft_bins)
+        out["hydra+weft"] = (hargs, weft_lib, weft_bins)
     mpirun = os.path.join(ompi, "bin", "mpirun")
     prterun = os.path.join(ompi, "bin", "prterun")
     over = ["--oversubscribe", "--bind-to", "none"]
@@ -94,8 +98,10 @@ def main():
     ap.add_argument("--stacks", default="weft,mpich,openmpi,hydra+weft,prterun+weft")
     ap.add_argument("--sizes", default="2,4,8,16,32,64")
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--hosts", default="", help="weft only: -hosts list (e.g. namespaces)")
+    ap.add_argument("--hosts", default="",
+                    help="-hosts list (e.g. namespaces) for Weft's mpirun and hydra")
     ap.add_argument("--weft-args", default="", help="more arguments for Weft's mpirun")
+    ap.add_argument("--hydra-args", default="", help="more arguments for hydra's mpiexec")
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--json", help="also write the medians as weft-bench records (for plot)")
     a = ap.parse_args()
@@ -105,8 +111,8 @@ def main():
     for name, s in stacks(a, prefix).items():
         if isinstance(s, str):
             print(f"# {name}: left out: {s}")
-        elif a.hosts and name != "weft":
-            print(f"# {name}: left out: --hosts is for Weft's launcher only")
+        elif a.hosts and name in ("openmpi", "prterun+weft"):
+            print(f"# {name}: left out: --hosts is for Weft's mpirun and hydra only")
         else:
             found[name] = s
     print("| N | " + " | ".join(f"{k} wall (ms) | {k} MPI_Init (ms)" for k in found) +

@@ -3,9 +3,14 @@
 # Startup across network-namespace "hosts" (issue 12: 4 hosts x 16): makes
 # H namespaces wsbh1..wsbhH, each with eth0 at 10.79.0.<10+i>/24, joined by a
 # bridge wsbbr (10.79.0.1, carrying mpirun's address) in this namespace; runs
-# bench/startup/launch_times.py for Weft's mpirun with -hosts over them; then
-# removes everything. As root, from the repository:
+# bench/startup/launch_times.py with -hosts over them for Weft's mpirun and,
+# where pip MPICH is in the weft-bench cache, hydra (MPICH's library and
+# Weft's; hydra starts its proxies through hydra_netns_exec.sh); then
+# removes everything. The namespaces share one hostname, so MPICH's library
+# sees one node (shared memory between the "hosts"); Weft's uses its netmod.
+# As root, from the repository:
 #   bench/startup/netns_startup.sh [HOSTS=4] [PER_HOST=16] [launch_times.py args...]
+# e.g. bench/startup/netns_startup.sh 4 16 --sizes 64 --stacks weft,mpich,hydra+weft
 set -e
 h=${1:-4}; per=${2:-16}
 [ $# -ge 2 ] && shift 2 || shift $#
@@ -32,4 +37,5 @@ while [ "$i" -le "$h" ]; do
     i=$((i + 1))
 done
 WEFT_LAUNCHER_CMD='ip netns exec %h' python3 bench/startup/launch_times.py --stacks weft \
-    --hosts "$hosts" --weft-args "-iface wsbbr" "$@"
+    --hosts "$hosts" --weft-args "-iface wsbbr" \
+    --hydra-args "-launcher ssh -launcher-exec $PWD/bench/startup/hydra_netns_exec.sh -iface wsbbr" "$@"

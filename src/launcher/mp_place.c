@@ -38,8 +38,7 @@ void mp_load_binding(void)
 /* Place ranks on hosts and group them into one proxy per distinct host. */
 void mp_place(void)
 {
-    char err[512];
-    int  r = 0;
+    int r = 0;
 
     if (mp.nhosts == 0) {
         mp.hosts  = calloc(1, sizeof(weft_host_t));
@@ -55,12 +54,11 @@ void mp_place(void)
         mp.nproxies = 1;
     } else {
         mp.proxies = calloc((size_t)mp.nhosts, sizeof(mp_proxy_t));
-        for (int h = 0; h < mp.nhosts; h++) {
-            /* Names that do not resolve here are remote: they go to the
-             * launcher command as given. */
-            int p, local = mp.all_local || (!mp.slurm_boot && weft_host_is_local(
-                                                                   mp.hosts[h].name, err,
-                                                                   sizeof(err)) == 1);
+        if (mp.proxies == NULL) {
+            mp_die(1, "out of memory");
+        }
+        for (int h = 0; h < mp.nhosts; h++) { /* one proxy per distinct name */
+            int p;
             for (p = 0; p < mp.nproxies; p++) {
                 if (!strcmp(mp.proxies[p].host, mp.hosts[h].name)) {
                     break;
@@ -68,9 +66,30 @@ void mp_place(void)
             }
             if (p == mp.nproxies) {
                 snprintf(mp.proxies[p].host, sizeof(mp.proxies[p].host), "%s", mp.hosts[h].name);
-                mp.proxies[p].is_local = local;
                 mp.nproxies++;
             }
+        }
+        if (mp.all_local || mp.slurm_boot) {
+            for (int p = 0; p < mp.nproxies; p++) {
+                mp.proxies[p].is_local = mp.all_local;
+            }
+        } else {
+            /* Names that do not resolve here are remote: they go to the
+             * launcher command as given. */
+            const char **names = calloc((size_t)mp.nproxies, sizeof(*names));
+            int         *local = calloc((size_t)mp.nproxies, sizeof(*local));
+            if (names == NULL || local == NULL) {
+                mp_die(1, "out of memory");
+            }
+            for (int p = 0; p < mp.nproxies; p++) {
+                names[p] = mp.proxies[p].host;
+            }
+            weft_hosts_find_local(names, mp.nproxies, local, MP_HOST_LOOKUP_MS);
+            for (int p = 0; p < mp.nproxies; p++) {
+                mp.proxies[p].is_local = local[p];
+            }
+            free(names);
+            free(local);
         }
     }
     mp.ranks        = calloc((size_t)mp.np, sizeof(mp_rank_t));

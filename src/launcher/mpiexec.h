@@ -40,6 +40,9 @@ extern char **environ;
 #define MP_STDIN_WINDOW     (256 * 1024)
 #define MP_PARTIAL_FLUSH_MS 200
 #define MP_EXIT_USAGE       2
+/* Budget for looking up the host names to find this machine among them
+ * (all at once; a name not answered by then is another machine's) */
+#define MP_HOST_LOOKUP_MS   1000
 
 typedef struct {
     char            host[256];

@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -219,6 +221,8 @@ static int pmi_connect_port(const char *port)
     for (ai = res; ai != NULL; ai = ai->ai_next) {
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+            int on = 1; /* a request is several small writes: no Nagle wait for the ACK */
+            (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
             break;
         }
         if (fd >= 0) {

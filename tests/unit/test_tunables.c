@@ -6,6 +6,8 @@
  */
 #include "util/tunables.h"
 
+#include "unit_check.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,16 +21,6 @@ static size_t default_eager(void)
     weft_parse_size(weft_tunable_descs[WEFT_TUNABLE_SMP_EAGERSIZE].default_value, &v);
     return v;
 }
-
-static int failures;
-
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
 
 /* Every name that could set a row, so tests start from a clean environment. */
 static void clear_env(void)

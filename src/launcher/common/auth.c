@@ -250,6 +250,7 @@ static int auth_tcp_connect(const char *host, int port, long long deadline, char
         } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0 || soerr != 0) {
             last = soerr ? soerr : errno;
         } else {
+            (void)weft_fd_set_nodelay(fd);
             break;
         }
         close(fd);

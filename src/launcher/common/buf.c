@@ -4,8 +4,11 @@
 #include "buf.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 int weft_buf_append(weft_buf_t *buf, const void *data, size_t n)
@@ -56,6 +59,12 @@ int weft_fd_set_nonblock(int fd)
 {
     int fl = fcntl(fd, F_GETFL);
     return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+int weft_fd_set_nodelay(int fd)
+{
+    int on = 1;
+    return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 }
 
 int weft_fd_set_cloexec(int fd, int on)

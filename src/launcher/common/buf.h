@@ -24,6 +24,10 @@ void weft_buf_free(weft_buf_t *buf);
 
 int weft_fd_set_nonblock(int fd);
 int weft_fd_set_cloexec(int fd, int on);
+/* TCP_NODELAY on a launcher connection: its messages are small writes in
+ * a row (a header, then its payload), which Nagle would hold back until the
+ * peer's delayed ACK, 40 ms later. */
+int weft_fd_set_nodelay(int fd);
 
 /* Milliseconds on the monotonic clock. */
 long long weft_now_ms(void);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static int host_add(const char *spec, size_t n, weft_host_t **hosts, int *count, char *err,
@@ -261,37 +262,156 @@ static int addr_is_local(const struct sockaddr *sa, struct ifaddrs *ifs)
     return 0;
 }
 
-int weft_host_is_local(const char *name, char *err, size_t errlen)
+/* This machine's own names, decided without a lookup: its host name (a
+ * name and the host name agree when one is the other's first label, so
+ * "node1" matches "node1.cluster"), "localhost", and address literals of
+ * its interfaces. 1 local, 0 another machine, -1 a name to look up. */
+static int host_is_self_name(const char *name, struct ifaddrs *ifs)
 {
-    char             self[256];
-    struct addrinfo  hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
-    struct ifaddrs  *ifs   = NULL;
-    int              local = 0, rc;
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST}, *res;
+    char            self[256];
 
-    if (gethostname(self, sizeof(self)) == 0) {
-        self[sizeof(self) - 1] = '\0';
-        size_t n               = strcspn(self, ".");
-        if (strcmp(name, self) == 0 || (strncmp(name, self, n) == 0 && name[n] == '\0')) {
-            return 1;
-        }
-    }
     if (strcmp(name, "localhost") == 0) {
         return 1;
     }
-    rc = getaddrinfo(name, NULL, &hints, &res);
-    if (rc != 0) {
-        snprintf(err, errlen, "unknown host '%s' (%s)", name, gai_strerror(rc));
-        return -1;
+    if (gethostname(self, sizeof(self)) == 0) {
+        self[sizeof(self) - 1] = '\0';
+        size_t n_self = strcspn(self, "."), n_name = strcspn(name, ".");
+        if (strcmp(name, self) == 0 || (n_self == n_name && strncmp(name, self, n_self) == 0 &&
+                                        (name[n_name] == '\0' || self[n_self] == '\0'))) {
+            return 1;
+        }
     }
+    if (getaddrinfo(name, NULL, &hints, &res) == 0) { /* an address literal */
+        int local = addr_is_local(res->ai_addr, ifs);
+        freeaddrinfo(res);
+        return local;
+    }
+    return -1;
+}
+
+/* A lookup still unanswered is asked again (a new query: a lost UDP reply
+ * is otherwise waited for until the resolver's own 5 s timeout), after
+ * HOST_LOOKUP_RETRY_MS, then after gaps twice as long each time. */
+#define HOST_LOOKUP_RETRY_MS 100
+#define HOST_LOOKUP_TRIES    8
+
+/* The lookups of one call, try t of name k at cbs[t * n + k]. The
+ * resolver's thread may touch a lookup after reporting it finished (it
+ * notifies waiters next), or still run one we stopped waiting for, so a
+ * batch handed to it is never freed: it stays reachable from kept_batches
+ * until the process ends (mpiexec looks its hosts up once). */
+typedef struct host_batch {
+    struct host_batch *next;
+    struct addrinfo    hints;
+    struct gaicb       cbs[];
+} host_batch_t;
+
+static host_batch_t *kept_batches;
+
+static long long now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Ask try t for every name not yet answered. */
+static void lookup_try(host_batch_t *b, const char *const *names, const int *answered, int n,
+                       int t)
+{
+    struct gaicb *list[n > 0 ? n : 1];
+    int           m = 0;
+
+    for (int k = 0; k < n; k++) {
+        if (!answered[k]) {
+            struct gaicb *cb = &b->cbs[t * n + k];
+            cb->ar_name      = names[k];
+            cb->ar_request   = &b->hints;
+            list[m++]        = cb;
+        }
+    }
+    if (m > 0) {
+        /* On failure (no memory for the resolver's queue) an unqueued
+         * lookup reads as answered with no address: another machine. */
+        (void)getaddrinfo_a(GAI_NOWAIT, list, m, NULL);
+    }
+}
+
+void weft_hosts_find_local(const char *const *names, int n, int *local, int budget_ms)
+{
+    struct ifaddrs *ifs      = NULL;
+    const char    **ask      = calloc((size_t)(n > 0 ? n : 1), sizeof(*ask));
+    int            *at       = calloc((size_t)(n > 0 ? n : 1), sizeof(*at)); /* names[at[k]] */
+    int            *answered = calloc((size_t)(n > 0 ? n : 1), sizeof(*answered));
+    host_batch_t   *b        = NULL;
+    int             nl = 0, tries = 0;
+    long long       start = now_ms(), retry_ms = HOST_LOOKUP_RETRY_MS;
+
     if (getifaddrs(&ifs) != 0) {
         ifs = NULL;
     }
-    for (ai = res; ai != NULL && !local; ai = ai->ai_next) {
-        local = addr_is_local(ai->ai_addr, ifs);
+    for (int i = 0; i < n; i++) {
+        int self = host_is_self_name(names[i], ifs);
+        local[i] = self == 1;
+        if (self < 0 && ask != NULL && at != NULL) {
+            ask[nl]  = names[i];
+            at[nl++] = i;
+        }
+    }
+    if (nl > 0 && answered != NULL) {
+        b = calloc(1, sizeof(*b) + (size_t)(HOST_LOOKUP_TRIES * nl) * sizeof(struct gaicb));
+    }
+    if (b != NULL) {
+        b->hints.ai_socktype = SOCK_STREAM;
+        b->next              = kept_batches;
+        kept_batches         = b;
+        /* Every name at once: a cluster's resolver answers well within the
+         * budget. A name still unanswered after it counts as another
+         * machine (its proxy then starts through the launcher command,
+         * which works for this machine too). */
+        for (;;) {
+            long long now = now_ms();
+            int       left = 0;
+            if (tries < HOST_LOOKUP_TRIES && now >= start + retry_ms * ((1LL << tries) - 1)) {
+                lookup_try(b, ask, answered, nl, tries++);
+            }
+            for (int k = 0; k < nl; k++) {
+                for (int t = 0; t < tries && !answered[k]; t++) {
+                    struct gaicb *cb = &b->cbs[t * nl + k];
+                    if (cb->ar_name == NULL || gai_error(cb) == EAI_INPROGRESS) {
+                        continue;
+                    }
+                    answered[k] = 1; /* found, or unknown here: another machine */
+                    for (struct addrinfo *ai = gai_error(cb) == 0 ? cb->ar_result : NULL;
+                         ai != NULL && !local[at[k]]; ai = ai->ai_next) {
+                        local[at[k]] = addr_is_local(ai->ai_addr, ifs);
+                    }
+                }
+                left += !answered[k];
+            }
+            if (left == 0 || now >= start + budget_ms) {
+                break;
+            }
+            /* Polled, not gai_suspend: glibc 2.36's resolver thread crashed
+             * notifying gai_suspend's waiters after it had timed out. */
+            struct timespec nap = {0, 250 * 1000};
+            nanosleep(&nap, NULL);
+        }
+        for (int c = 0; c < tries * nl; c++) { /* free what finished; stop the rest */
+            struct gaicb *cb = &b->cbs[c];
+            if (cb->ar_name != NULL && gai_error(cb) == EAI_INPROGRESS) {
+                (void)gai_cancel(cb);
+            } else if (cb->ar_result != NULL) {
+                freeaddrinfo(cb->ar_result);
+                cb->ar_result = NULL;
+            }
+        }
     }
     if (ifs != NULL) {
         freeifaddrs(ifs);
     }
-    freeaddrinfo(res);
-    return local;
+    free(ask);
+    free(at);
+    free(answered);
 }

@@ -23,7 +23,10 @@ int weft_hosts_parse_file(const char *path, weft_host_t **hosts, int *n, char *e
  * "": 1 per node). 0, or -1 with err. */
 int weft_hosts_parse_slurm(const char *nodelist, const char *tasks_per_node, weft_host_t **hosts,
                            int *n, char *err, size_t errlen);
-/* Resolve name: 1 local, 0 resolvable but another machine, -1 unknown (err set). */
-int weft_host_is_local(const char *name, char *err, size_t errlen);
+/* For each of n names, local[i] = 1 when it names this machine (its host
+ * name, "localhost", or a name or address of one of its interfaces), else
+ * 0. Names are looked up at once; one not answered within budget_ms, or
+ * unknown here, counts as another machine. */
+void weft_hosts_find_local(const char *const *names, int n, int *local, int budget_ms);
 
 #endif

@@ -171,6 +171,7 @@ static void listener_accept(weft_listener_t *l, void (*on_refuse)(void *, const 
             return; /* EAGAIN or a transient error: poll again */
         }
         pd.fd = fd;
+        (void)weft_fd_set_nodelay(fd);
         snprintf(pd.peer, sizeof(pd.peer), "?");
         if (sa.sin_family == AF_INET) {
             char a[INET_ADDRSTRLEN];
