@@ -147,7 +147,17 @@ static int fabric_open(size_t eager_limit, const char *provider)
     setenv("IPATH_NO_BACKTRACE", "1", 0);
     ofi_quirks_before_dlopen(eager_limit + sizeof(net_hdr_t), provider);
     pin_interface();
-    weft_ofi_fab.lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (ofi_quirks_psm_standins(provider) > 0) {
+        weft_ofi_fab.lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (weft_ofi_fab.lib == NULL) { /* imports the stand-ins lack: the real ones */
+            weft_log_warn("netmod: libfabric.so.1 did not open with the PSM stand-ins (%s); "
+                          "loading the real PSM libraries (0.2 s)", dlerror());
+            ofi_quirks_psm_standins_drop();
+        }
+    }
+    if (weft_ofi_fab.lib == NULL) {
+        weft_ofi_fab.lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    }
     if (weft_ofi_fab.lib == NULL) {
         weft_log_error("netmod: cannot open libfabric.so.1: %s", dlerror());
         return -1;

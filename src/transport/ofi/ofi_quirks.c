@@ -38,12 +38,25 @@
  * agree: it is set here, in every rank, from the same defaults.
  *
  * Values the user set stay; all of it before libfabric starts.
+ *
+ * Debian's libfabric is also linked against the PSM libraries (Omni-Path,
+ * InfiniPath), whose constructors each pin the thread to CPU 0 and sleep
+ * for 0.1 s to time the CPU clock: every rank that opened the netmod waited
+ * 0.2 s, on hosts without such hardware too (4 namespace hosts x 1 rank,
+ * MPI_Init 211 ms). Where no PSM device exists and no psm provider is asked
+ * for, inert stand-ins with the same sonames, versions and functions
+ * (gen_psm_standins.py, installed in <libdir>/weft/ofi-psm) are loaded
+ * first, so libfabric binds to them; their functions fail as without a
+ * device, and libfabric's psm providers report themselves unavailable.
+ * WEFT_OFI_PSM=load loads the real ones.
  */
 #include "transport/ofi/ofi_quirks.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <glob.h>
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -173,4 +186,80 @@ void ofi_quirks_after_dlopen(void *lib)
     (void)lib;
     (void)map;
 #endif
+}
+
+/* ---- PSM stand-ins ----------------------------------------------------- */
+
+#define PSM_STANDINS_MAX 4
+
+enum { OFI_PSM_AUTO, OFI_PSM_LOAD, OFI_PSM_SKIP }; /* WEFT_OFI_PSM's values, in order */
+
+static void *psm_standins[PSM_STANDINS_MAX];
+static int   psm_nstandins;
+
+static int psm_device_present(void)
+{
+    static const char *const patterns[] = {"/dev/hfi1*", "/dev/ipath*"};
+
+    for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++) {
+        glob_t g;
+        int    found = glob(patterns[i], 0, NULL, &g) == 0 && g.gl_pathc > 0;
+        globfree(&g);
+        if (found) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int ofi_quirks_psm_standins(const char *provider)
+{
+    int            mode = weft_tunables.OFI_PSM;
+    Dl_info        self;
+    char           dir[4096];
+    char          *slash;
+    DIR           *d;
+    struct dirent *e;
+
+    if (mode == OFI_PSM_LOAD ||
+        (mode == OFI_PSM_AUTO && ((provider != NULL && strstr(provider, "psm") != NULL) ||
+                                  psm_device_present()))) {
+        return 0;
+    }
+    /* <libdir>/weft/ofi-psm, next to this library */
+    if (dladdr((void *)ofi_quirks_psm_standins, &self) == 0 || self.dli_fname == NULL) {
+        return 0;
+    }
+    snprintf(dir, sizeof(dir), "%s", self.dli_fname);
+    if ((slash = strrchr(dir, '/')) == NULL) {
+        return 0;
+    }
+    snprintf(slash, sizeof(dir) - (size_t)(slash - dir), "/weft/ofi-psm");
+    if ((d = opendir(dir)) == NULL) {
+        return 0; /* none built: this libfabric links no PSM library */
+    }
+    while ((e = readdir(d)) != NULL && psm_nstandins < PSM_STANDINS_MAX) {
+        char  path[4096 + 256];
+        void *h;
+        if (strncmp(e->d_name, "lib", 3) != 0 || strstr(e->d_name, ".so.") == NULL) {
+            continue;
+        }
+        if ((h = dlopen(e->d_name, RTLD_NOW | RTLD_NOLOAD)) != NULL) {
+            dlclose(h); /* the real one is in the process already: keep it */
+            continue;
+        }
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL) {
+            psm_standins[psm_nstandins++] = h;
+        }
+    }
+    closedir(d);
+    return psm_nstandins;
+}
+
+void ofi_quirks_psm_standins_drop(void)
+{
+    while (psm_nstandins > 0) {
+        dlclose(psm_standins[--psm_nstandins]);
+    }
 }

@@ -15,5 +15,11 @@
 void ofi_quirks_before_dlopen(size_t eager_message_bytes, const char *provider);
 /* lib: the handle of libfabric.so.1; before its first fi_getinfo. */
 void ofi_quirks_after_dlopen(void *lib);
+/* Just before libfabric is opened: load the inert stand-ins for the PSM
+ * libraries it links (WEFT_OFI_PSM; provider as above). The number loaded. */
+int  ofi_quirks_psm_standins(const char *provider);
+/* libfabric did not open with them (a build importing more than they
+ * offer): unload them, so that a second dlopen loads the real ones. */
+void ofi_quirks_psm_standins_drop(void);
 
 #endif
