@@ -304,6 +304,7 @@ static int host_is_self_name(const char *name, struct ifaddrs *ifs)
 typedef struct host_batch {
     struct host_batch *next;
     struct addrinfo    hints;
+    char             **names; /* copies: a running lookup may read its name late */
     struct gaicb       cbs[];
 } host_batch_t;
 
@@ -361,6 +362,15 @@ void weft_hosts_find_local(const char *const *names, int n, int *local, int budg
     }
     if (nl > 0 && answered != NULL) {
         b = calloc(1, sizeof(*b) + (size_t)(HOST_LOOKUP_TRIES * nl) * sizeof(struct gaicb));
+    }
+    if (b != NULL && (b->names = calloc((size_t)nl, sizeof(char *))) == NULL) {
+        free(b);
+        b = NULL;
+    }
+    for (int k = 0; b != NULL && k < nl; k++) {
+        b->names[k] = strdup(ask[k]);
+        answered[k] = b->names[k] == NULL; /* out of memory: not asked, another machine */
+        ask[k]      = b->names[k];
     }
     if (b != NULL) {
         b->hints.ai_socktype = SOCK_STREAM;
