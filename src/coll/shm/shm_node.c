@@ -545,10 +545,17 @@ int weft_coll_shm_node_scatterv(struct weft_coll_shm *sh, const void *sbuf, cons
     if (in_slot(round_piece(most, 0))) {
         weft_coll_shm_prefault(sh, 0, most);
     }
+    /* On a two-rank node a block of up to a line rides in the flag's own
+     * line, as in the scatter: one line for the reader to fetch, not the
+     * flag and then its post line. There the flag carries the block size
+     * (else 0), and the reader takes the block from it when that round is
+     * the first and last and the size fits. */
     while (!last) {
-        uint64_t r = round_begin(sh);
+        uint64_t r   = round_begin(sh);
+        line_t  *pkt = ready_pkt(sh, r);
         if (me == lroot) {
-            last = off + SLOT_BYTES >= most;
+            int in_flag = n == 2 && most <= (MPI_Count)INLINE_BYTES;
+            last        = off + SLOT_BYTES >= most;
             weft_coll_shm_round_reuse(sh, r, in_slot(round_piece(most, off)));
             for (int j = 0; j < n; j++) {
                 MPI_Count bj  = scounts[j] * sdt->size;
@@ -558,20 +565,35 @@ int weft_coll_shm_node_scatterv(struct weft_coll_shm *sh, const void *sbuf, cons
                 }
                 if (len > 0) {
                     weft_dt_pack(sdt, scounts[j], (const char *)sbuf + sdispls[j] * sdt->extent,
-                                 off, contrib(sh, j, r, len), (MPI_Count)len);
+                                 off, in_flag ? pkt[0].data : contrib(sh, j, r, len),
+                                 (MPI_Count)len);
                 }
-                publish(post_line(sh, j, r), seq_make(r, bj, last));
+                if (!in_flag) {
+                    publish(post_line(sh, j, r), seq_make(r, bj, last));
+                }
             }
-            publish(&ready_pkt(sh, r)[0], seq_make(r, 0, last));
+            publish(&pkt[0], seq_make(r, n == 2 ? most : 0, last));
+        } else if (n == 2) {
+            weft_coll_shm_wait_ge(&pkt[0], r);
+            uint64_t  f     = load(&pkt[0]);
+            MPI_Count rooth = seq_size(f);
+            int       in_flag = off == 0 && (f & SEQ_LAST) && rooth <= (MPI_Count)INLINE_BYTES;
+            uint64_t  v       = in_flag ? f : load(post_line(sh, me, r));
+            size_t    len     = round_piece(mine, off);
+            last              = (v & SEQ_LAST) != 0;
+            if (!seq_size_is(v, mine) && rc == MPI_SUCCESS) {
+                rc = weft_coll_shm_root_size_mismatch("a scatterv", mine, v);
+            }
+            if (rc == MPI_SUCCESS && len > 0) {
+                weft_dt_unpack(rdt, rcount, rbuf, off, in_flag ? pkt[0].data : contrib(sh, me, r, len),
+                               (MPI_Count)len);
+            }
         } else {
             /* A block in the post line or small area: wait on the post
-             * line, but not on a two-rank node, where back to back the
-             * receiver would poll the line the root is writing (np 2, 4-32
-             * B in a slow phase of the VM: 0.26 against 0.17 us). Blocks in
-             * slots: the ready line (waiting on the post line was 25-45%
-             * slower at np 4 8-128 KiB). */
-            int early = n > 2 && !in_slot((size_t)mine);
-            weft_coll_shm_wait_ge(early ? post_line(sh, me, r) : &ready_pkt(sh, r)[0], r);
+             * line. Blocks in slots: the ready line (waiting on the post
+             * line was 25-45% slower at np 4 8-128 KiB). */
+            int early = !in_slot((size_t)mine);
+            weft_coll_shm_wait_ge(early ? post_line(sh, me, r) : &pkt[0], r);
             uint64_t  v       = load(post_line(sh, me, r));
             size_t    len     = round_piece(mine, off);
             last              = (v & SEQ_LAST) != 0;
