@@ -6,8 +6,9 @@
 # bench/startup/launch_times.py with -hosts over them for Weft's mpirun and,
 # where pip MPICH is in the weft-bench cache, hydra (MPICH's library and
 # Weft's; hydra starts its proxies through hydra_netns_exec.sh); then
-# removes everything. The namespaces share one hostname, so MPICH's library
-# sees one node (shared memory between the "hosts"); Weft's uses its netmod.
+# removes everything. The host names resolve from a private /etc/hosts. The
+# namespaces share one hostname, so MPICH's library sees one node (shared
+# memory between the "hosts"); Weft's uses its netmod.
 # As root, from the repository:
 #   bench/startup/netns_startup.sh [HOSTS=4] [PER_HOST=16] [launch_times.py args...]
 # e.g. bench/startup/netns_startup.sh 4 16 --sizes 64 --stacks weft,mpich,hydra+weft
@@ -36,6 +37,16 @@ while [ "$i" -le "$h" ]; do
     hosts="$hosts${hosts:+,}wsbh$i:$per"
     i=$((i + 1))
 done
-WEFT_LAUNCHER_CMD='ip netns exec %h' python3 bench/startup/launch_times.py --stacks weft \
+# The host names resolve from a private /etc/hosts (a mount namespace of
+# this run only), as a cluster's do, so that the machine's own resolver (a
+# lost reply costs glibc's 5 s) is not part of what is measured.
+names=$(mktemp)
+trap 'cleanup; rm -f "$names"' EXIT INT TERM
+cat /etc/hosts > "$names"
+i=1
+while [ "$i" -le "$h" ]; do echo "10.79.0.$((10 + i)) wsbh$i" >> "$names"; i=$((i + 1)); done
+export WEFT_LAUNCHER_CMD='ip netns exec %h' NAMES="$names"
+unshare -m sh -c 'mount --bind "$NAMES" /etc/hosts && exec "$@"' sh \
+    python3 bench/startup/launch_times.py --stacks weft \
     --hosts "$hosts" --weft-args "-iface wsbbr" \
     --hydra-args "-launcher ssh -launcher-exec $PWD/bench/startup/hydra_netns_exec.sh -iface wsbbr" "$@"
