@@ -163,6 +163,11 @@ void mp_abandon_proxies(void)
         px->done    = 1;
         if (px->pid <= 0) {
             px->reaped = 1;
+        } else if (!px->is_local && !px->reaped && px->connected) {
+            /* It has the job and its /dev/shm files: SIGTERM (its guard
+             * passes it on and then sweeps the host; the closed connection
+             * ends it too), SIGKILL after the grace period (mp_heartbeat). */
+            mp_end_launcher(px);
         } else if (!px->is_local && !px->reaped) {
             kill(-px->pid, SIGKILL); /* the launcher command and what it started here */
         }

@@ -425,6 +425,28 @@ def test_host_without_weft(launcher, hosts, clean, tmp_path):
                      rf"{re.escape(bindir)}/weft-proxy$", p.stderr, re.M), p.stderr
 
 
+def test_unreachable_host_leaves_nothing(launcher, hosts, clean, tmp_path):
+    # One host cannot reach mpiexec (a namespace without a network; its
+    # launcher waits 1 s first, so the other host has the job by then and
+    # holds the job's /dev/shm files): the job fails naming it, and the other
+    # host's proxy ends and removes its files (the clean fixture checks
+    # processes and /dev/shm).
+    lone = f"wft{TAG}x"
+    slow = tmp_path / "slow.sh"
+    slow.write_text(f'#!/bin/sh\n[ "$1" = {lone} ] && sleep 1\nexec ip netns exec "$@"\n')
+    slow.chmod(0o755)
+    _ip("netns", "add", lone)
+    try:
+        p = launcher.run(["-iface", BRIDGE, "-verbose", "-hosts", f"{HOSTS[0]}:1,{lone}:1",
+                          "sleep", "5"],
+                         env={"WEFT_LAUNCHER_CMD": f"{slow} %h"}, marker=clean, timeout=60)
+    finally:
+        _ip("netns", "del", lone, check=False)
+    assert p.returncode == 1, p.stderr
+    assert re.search(rf"proxy pid \d+ on host {HOSTS[0]} runs 1 rank", p.stderr), p.stderr
+    assert f"host {lone}" in p.stderr, p.stderr
+
+
 def test_mpi_ring_second_interface(launcher, hosts, clean):
     """Each host also has an interface the other hosts cannot reach (a veth
     to nowhere with its own subnet, first in name order): the netmod must use the one
