@@ -88,15 +88,14 @@ static void guard_sweep(void)
     long long deadline = weft_now_ms() + 2000;
     pid_t     self     = getpid();
 
-    /* As a subreaper we are the parent of every orphan of the job: with no
-     * child left (the common end) there is nothing to look for in /proc. */
-    while (waitpid(-1, NULL, WNOHANG) > 0) {
-    }
-    if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD) {
-        return;
-    }
-    while (weft_now_ms() < deadline) {
-        int   found = 0;
+    for (;;) {
+        /* As a subreaper we are the parent of every orphan of the job: with
+         * no child left (the common end) there is nothing to look for. */
+        while (waitpid(-1, NULL, WNOHANG) > 0) {
+        }
+        if ((waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD) || weft_now_ms() >= deadline) {
+            return;
+        }
         DIR  *d     = opendir("/proc");
         struct dirent *e;
         while (d != NULL && (e = readdir(d)) != NULL) {
@@ -117,16 +116,10 @@ static void guard_sweep(void)
             if (rp != NULL && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == self) {
                 kill(-pid, SIGKILL);
                 kill(pid, SIGKILL);
-                found = 1;
             }
         }
         if (d != NULL) {
             closedir(d);
-        }
-        while (waitpid(-1, NULL, WNOHANG) > 0) {
-        }
-        if (!found && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD) {
-            return;
         }
         usleep(20000);
     }

@@ -3,6 +3,8 @@
  */
 #include "hosts.h"
 
+#include "buf.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <ifaddrs.h>
@@ -310,13 +312,6 @@ typedef struct host_batch {
 
 static host_batch_t *kept_batches;
 
-static long long now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* Ask try t for every name not yet answered. */
 static void lookup_try(host_batch_t *b, const char *const *names, const int *answered, int n,
                        int t)
@@ -347,7 +342,7 @@ void weft_hosts_find_local(const char *const *names, int n, int *local, int budg
     int            *answered = calloc((size_t)(n > 0 ? n : 1), sizeof(*answered));
     host_batch_t   *b        = NULL;
     int             nl = 0, tries = 0;
-    long long       start = now_ms(), retry_ms = HOST_LOOKUP_RETRY_MS;
+    long long       start = weft_now_ms(), retry_ms = HOST_LOOKUP_RETRY_MS;
 
     if (getifaddrs(&ifs) != 0) {
         ifs = NULL;
@@ -381,7 +376,7 @@ void weft_hosts_find_local(const char *const *names, int n, int *local, int budg
          * machine (its proxy then starts through the launcher command,
          * which works for this machine too). */
         for (;;) {
-            long long now = now_ms();
+            long long now = weft_now_ms();
             int       left = 0;
             if (tries < HOST_LOOKUP_TRIES && now >= start + retry_ms * ((1LL << tries) - 1)) {
                 lookup_try(b, ask, answered, nl, tries++);
