@@ -573,35 +573,26 @@ int weft_coll_shm_node_scatterv(struct weft_coll_shm *sh, const void *sbuf, cons
                 }
             }
             publish(&pkt[0], seq_make(r, n == 2 ? most : 0, last));
-        } else if (n == 2) {
-            weft_coll_shm_wait_ge(&pkt[0], r);
-            uint64_t  f     = load(&pkt[0]);
-            MPI_Count rooth = seq_size(f);
-            int       in_flag = off == 0 && (f & SEQ_LAST) && rooth <= (MPI_Count)INLINE_BYTES;
-            uint64_t  v       = in_flag ? f : load(post_line(sh, me, r));
-            size_t    len     = round_piece(mine, off);
-            last              = (v & SEQ_LAST) != 0;
+        } else {
+            /* On a two-rank node: the flag's line (which holds a block of
+             * up to a line). Else a block in the post line or small area:
+             * wait on the post line; blocks in slots: the ready line
+             * (waiting on the post line was 25-45% slower at np 4 8-128
+             * KiB). */
+            int early = n > 2 && !in_slot((size_t)mine);
+            weft_coll_shm_wait_ge(early ? post_line(sh, me, r) : &pkt[0], r);
+            uint64_t f       = n == 2 ? load(&pkt[0]) : 0;
+            int      in_flag = n == 2 && off == 0 && (f & SEQ_LAST) &&
+                          seq_size(f) <= (MPI_Count)INLINE_BYTES;
+            uint64_t v       = in_flag ? f : load(post_line(sh, me, r));
+            size_t   len     = round_piece(mine, off);
+            last             = (v & SEQ_LAST) != 0;
             if (!seq_size_is(v, mine) && rc == MPI_SUCCESS) {
                 rc = weft_coll_shm_root_size_mismatch("a scatterv", mine, v);
             }
             if (rc == MPI_SUCCESS && len > 0) {
                 weft_dt_unpack(rdt, rcount, rbuf, off, in_flag ? pkt[0].data : contrib(sh, me, r, len),
                                (MPI_Count)len);
-            }
-        } else {
-            /* A block in the post line or small area: wait on the post
-             * line. Blocks in slots: the ready line (waiting on the post
-             * line was 25-45% slower at np 4 8-128 KiB). */
-            int early = !in_slot((size_t)mine);
-            weft_coll_shm_wait_ge(early ? post_line(sh, me, r) : &pkt[0], r);
-            uint64_t  v       = load(post_line(sh, me, r));
-            size_t    len     = round_piece(mine, off);
-            last              = (v & SEQ_LAST) != 0;
-            if (!seq_size_is(v, mine) && rc == MPI_SUCCESS) {
-                rc = weft_coll_shm_root_size_mismatch("a scatterv", mine, v);
-            }
-            if (rc == MPI_SUCCESS && len > 0) {
-                weft_dt_unpack(rdt, rcount, rbuf, off, contrib(sh, me, r, len), (MPI_Count)len);
             }
         }
         off += SLOT_BYTES;
