@@ -17,7 +17,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "io_internal.h"
 #include "core/comm.h"
@@ -73,6 +75,43 @@ int weft_io_pread_all(weft_file_t *fh, void *p, MPI_Offset len, MPI_Offset off, 
         off += n;
         len -= n;
         *got += n;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Vectored read: iov[0..cnt) is one contiguous file range from off. Calls
+ * go IOV_MAX entries at a time; a short read resumes inside its entry. */
+static void iov_advance(struct iovec **iov, int *cnt, size_t n)
+{
+    while (*cnt > 0 && n >= (*iov)->iov_len) {
+        n -= (*iov)->iov_len;
+        (*iov)++;
+        (*cnt)--;
+    }
+    if (*cnt > 0) {
+        (*iov)->iov_base = (char *)(*iov)->iov_base + n;
+        (*iov)->iov_len -= n;
+    }
+}
+
+int weft_io_preadv_all(weft_file_t *fh, struct iovec *iov, int cnt, MPI_Offset off, MPI_Offset *got)
+{
+    *got = 0;
+    while (cnt > 0) {
+        ssize_t n = preadv(fh->fd, iov, cnt < IOV_MAX ? cnt : IOV_MAX, (off_t)off);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return weft_error(weft_io_errno_class(errno, 0), "file \"%s\": read of %d pieces at %lld: %s",
+                              fh->path, cnt, (long long)off, strerror(errno));
+        }
+        if (n == 0) {
+            break; /* end of file */
+        }
+        off += n;
+        *got += n;
+        iov_advance(&iov, &cnt, (size_t)n);
     }
     return MPI_SUCCESS;
 }

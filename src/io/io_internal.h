@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include <mpi.h>
 #include "core/object.h"
 
@@ -131,6 +132,9 @@ void       weft_io_datarep_fini(void);
 /* access.c: independent transfer of nbytes file-representation bytes. */
 int weft_io_pwrite_all(weft_file_t *fh, const void *p, MPI_Offset len, MPI_Offset off);
 int weft_io_pread_all(weft_file_t *fh, void *p, MPI_Offset len, MPI_Offset off, MPI_Offset *got);
+/* The same for a contiguous file range scattered to iov (modified: entries
+ * are consumed as they are filled). */
+int weft_io_preadv_all(weft_file_t *fh, struct iovec *iov, int cnt, MPI_Offset off, MPI_Offset *got);
 int weft_io_indep(weft_file_t *fh, int writing, const weft_io_seg_t *segs, int nseg,
                   char *data, MPI_Offset *done);
 

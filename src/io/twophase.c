@@ -35,6 +35,7 @@
  * every rank, as before.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -225,78 +226,141 @@ static int add_piece(tp_t *t, int first, MPI_Offset off, MPI_Offset len)
     return MPI_SUCCESS;
 }
 
-static int cmp_piece(const void *a, const void *b)
-{
-    const piece_t *x = a, *y = b;
+/* A piece and where its bytes sit in the round's data. */
+typedef struct {
+    MPI_Offset off, len, at;
+} placed_t;
 
-    return x->off < y->off ? -1 : x->off > y->off;
+/* The round's pieces in file order. Each sender's pieces arrive in file
+ * order, one sender after another, so a natural merge sort (merge the
+ * ascending runs pairwise until one is left) takes O(n log senders); ties
+ * keep the lower rank first. NULL when out of memory. */
+static placed_t *in_file_order(const piece_t *pieces, MPI_Count n)
+{
+    placed_t *a = malloc((size_t)n * sizeof(*a)), *b = malloc((size_t)n * sizeof(*b)), *tmp;
+    MPI_Count at = 0, runs = 2;
+
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return NULL;
+    }
+    for (MPI_Count i = 0; i < n; i++) {
+        a[i] = (placed_t){pieces[i].off, pieces[i].len, at};
+        at += pieces[i].len;
+    }
+    while (runs > 1) {
+        MPI_Count i = 0, o = 0;
+        runs = 0;
+        while (i < n) {
+            MPI_Count m = i + 1, e;
+            while (m < n && a[m].off >= a[m - 1].off) {
+                m++;
+            }
+            e = m;
+            while (e < n && (e == m || a[e].off >= a[e - 1].off)) {
+                e++;
+            }
+            for (MPI_Count x = i, y = m; x < m || y < e;) {
+                b[o++] = y >= e || (x < m && a[x].off <= a[y].off) ? a[x++] : a[y++];
+            }
+            i = e;
+            runs++;
+        }
+        tmp = a;
+        a   = b;
+        b   = tmp;
+    }
+    free(b);
+    return a;
 }
 
 /* Aggregator side of one round (a file I/O step: runs under the file's
- * xfer_lock, on the I/O worker in the background or when overlapped). */
+ * xfer_lock, on the I/O worker in the background or when overlapped).
+ * Reads whose pieces tile [lo, hi) exactly (the usual case: interleaved
+ * views) go from the file straight into the round's data by one vectored
+ * call. Everything else goes through a span buffer, read first for writes
+ * whose pieces leave holes, so writing it back keeps the bytes between
+ * them. Writes stay one pwrite of the packed span: a pwritev of the 1 KiB
+ * pieces of io_strided was 8-14% slower at 1-2 MiB per rank (the kernel's
+ * per-segment copy costs more than packing them here). */
 static int aggregate(void *arg)
 {
-    agg_t     *a = arg;
-    tp_t      *t = a->t;
-    piece_t   *pieces = a->pieces;
-    MPI_Count  n = a->n;
-    char      *buf = a->buf;
-    MPI_Offset lo = INT64_MAX, hi = -1, covered = 0, reach, got;
-    char      *span;
-    piece_t   *sorted;
-    int        rc;
+    agg_t         *a = arg;
+    tp_t          *t = a->t;
+    const piece_t *pieces = a->pieces;
+    MPI_Count      n = a->n;
+    char          *buf = a->buf;
+    MPI_Offset     lo, hi, covered = 0, reach, got = 0;
+    char          *span = NULL;
+    placed_t      *p;
+    struct iovec  *iov = NULL;
+    int            rc = MPI_SUCCESS, tiles = 1;
 
     if (n == 0) {
         return MPI_SUCCESS;
     }
-    for (MPI_Count i = 0; i < n; i++) {
-        lo = pieces[i].off < lo ? pieces[i].off : lo;
-        hi = pieces[i].off + pieces[i].len > hi ? pieces[i].off + pieces[i].len : hi;
+    p = in_file_order(pieces, n);
+    if (!p) {
+        return weft_error(MPI_ERR_NO_MEM, "cannot allocate the collective I/O piece list (%lld pieces)",
+                          (long long)n);
     }
-    span   = weft_io_scratch(t->fh, 0, (size_t)(hi - lo));
-    sorted = t->writing ? malloc(n * sizeof(*sorted)) : NULL;
-    if (!span || (t->writing && !sorted)) {
-        free(sorted);
+    lo    = p[0].off;
+    reach = lo;
+    for (MPI_Count i = 0; i < n; i++) {
+        MPI_Offset e = p[i].off + p[i].len;
+        tiles &= p[i].off == reach && p[i].len > 0;
+        if (e > reach) {
+            covered += e - (p[i].off > reach ? p[i].off : reach);
+            reach = e;
+        }
+    }
+    hi = reach;
+    if (tiles && !t->writing && n <= INT_MAX) {
+        iov = malloc((size_t)n * sizeof(*iov));
+    }
+    if (iov) {
+        for (MPI_Count i = 0; i < n; i++) {
+            iov[i] = (struct iovec){buf + p[i].at, (size_t)p[i].len};
+        }
+        rc = weft_io_preadv_all(t->fh, iov, (int)n, lo, &got);
+        for (MPI_Count i = 0; rc == MPI_SUCCESS && i < n; i++) { /* past the end of file: zeros */
+            MPI_Offset have = got - (p[i].off - lo);
+            have = have < 0 ? 0 : have;
+            if (have < p[i].len) {
+                memset(buf + p[i].at + have, 0, (size_t)(p[i].len - have));
+            }
+        }
+        free(iov);
+        free(p);
+        return rc;
+    }
+    span = weft_io_scratch(t->fh, 0, (size_t)(hi - lo));
+    if (!span) {
+        free(p);
         return weft_error(MPI_ERR_NO_MEM, "cannot allocate the collective buffer (%lld bytes)",
                           (long long)(hi - lo));
     }
-    rc = MPI_SUCCESS;
-    if (t->writing) {
-        memcpy(sorted, pieces, n * sizeof(*sorted));
-        qsort(sorted, n, sizeof(*sorted), cmp_piece);
-        reach = lo;
-        for (MPI_Count i = 0; i < n; i++) {
-            MPI_Offset e = sorted[i].off + sorted[i].len;
-            if (e > reach) {
-                covered += e - (sorted[i].off > reach ? sorted[i].off : reach);
-                reach = e;
-            }
-        }
-        if (covered < hi - lo) {
-            /* holes: keep the bytes between the pieces */
-            rc = weft_io_pread_all(t->fh, span, hi - lo, lo, &got);
-            if (rc == MPI_SUCCESS && got < hi - lo) {
-                memset(span + got, 0, (size_t)(hi - lo - got));
-            }
-        }
-        for (MPI_Count i = 0, at = 0; i < n && rc == MPI_SUCCESS; i++) {
-            memcpy(span + (pieces[i].off - lo), buf + at, (size_t)pieces[i].len);
-            at += pieces[i].len;
-        }
-        if (rc == MPI_SUCCESS) {
-            rc = weft_io_pwrite_all(t->fh, span, hi - lo, lo);
-        }
-    } else {
+    if (!t->writing || covered < hi - lo) {
+        /* reads; writes with holes keep the bytes between the pieces */
         rc = weft_io_pread_all(t->fh, span, hi - lo, lo, &got);
         if (rc == MPI_SUCCESS && got < hi - lo) {
             memset(span + got, 0, (size_t)(hi - lo - got));
         }
-        for (MPI_Count i = 0, at = 0; i < n; i++) {
-            memcpy(buf + at, span + (pieces[i].off - lo), (size_t)pieces[i].len);
-            at += pieces[i].len;
-        }
     }
-    free(sorted);
+    /* in arrival (rank) order: where writes overlap, the higher rank's bytes win */
+    for (MPI_Count i = 0, at = 0; i < n && rc == MPI_SUCCESS; i++) {
+        if (t->writing) {
+            memcpy(span + (pieces[i].off - lo), buf + at, (size_t)pieces[i].len);
+        } else {
+            memcpy(buf + at, span + (pieces[i].off - lo), (size_t)pieces[i].len);
+        }
+        at += pieces[i].len;
+    }
+    if (rc == MPI_SUCCESS && t->writing) {
+        rc = weft_io_pwrite_all(t->fh, span, hi - lo, lo);
+    }
+    free(p);
     return rc;
 }
 

@@ -8,7 +8,7 @@
  * two-phase forced with tiny rounds, sieving forced with a tiny buffer); the
  * file's bytes are checked with POSIX reads and read back with the matching
  * read form. Then shared and ordered pointers (total order), seeks, byte
- * offsets and external32.
+ * offsets, external32, and a collective read past the end of the file.
  */
 #include "mpitest.h"
 #include "io_util.h"
@@ -428,6 +428,69 @@ static void external32(void)
     CHECK_OK(MPI_File_delete(path, MPI_INFO_NULL));
 }
 
+/* A collective read of an interleaved view that runs past the end of the
+ * file: every rank gets exactly the bytes before the end in its stream
+ * order, and MPI_Get_count says how many (the two-phase aggregators read
+ * the window straight into the round's pieces and fill what is missing). */
+static void coll_read_past_end(void)
+{
+    enum { BLK = 1024, NBLK = 4 };
+    char           path[600];
+    MPI_File       fh;
+    MPI_Info       info;
+    MPI_Datatype   block, tile;
+    MPI_Status     st;
+    long           len = (long)(2 * nprocs - 1) * BLK + BLK / 2, want = 0;
+    unsigned char *file = malloc((size_t)len), *got = malloc(NBLK * BLK);
+    int            cnt;
+
+    for (long i = 0; i < len; i++) {
+        file[i] = (unsigned char)(i * 13 + (i >> 10));
+    }
+    io_path(path, sizeof(path), "pastend.dat");
+    if (rank == 0) {
+        FILE *f = fopen(path, "wb");
+        CHECK(f != NULL && fwrite(file, 1, (size_t)len, f) == (size_t)len && fclose(f) == 0,
+              "cannot write %s", path);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Type_contiguous(BLK, MPI_BYTE, &block);
+    MPI_Type_create_resized(block, 0, (MPI_Aint)nprocs * BLK, &tile);
+    MPI_Type_commit(&tile);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_cb_read", "enable");
+    CHECK_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, info, &fh));
+    CHECK_OK(MPI_File_set_view(fh, (MPI_Offset)rank * BLK, MPI_BYTE, tile, "native", info));
+    memset(got, 0x55, NBLK * BLK);
+    CHECK_OK(MPI_File_read_at_all(fh, 0, got, NBLK * BLK, MPI_BYTE, &st));
+    for (long k = 0; k < NBLK; k++) { /* my stream up to the end of the file */
+        long off = (k * nprocs + rank) * BLK, have = len - off;
+        want += have <= 0 ? 0 : have > BLK ? BLK : have;
+        if (have < BLK) {
+            break;
+        }
+    }
+    MPI_Get_count(&st, MPI_BYTE, &cnt);
+    CHECK(cnt == want, "read past the end: MPI_Get_count %d, expected %ld", cnt, want);
+    for (long i = 0; i < want && i < cnt; i++) {
+        long off = ((i / BLK) * nprocs + rank) * BLK + i % BLK;
+        if (got[i] != file[off]) {
+            CHECK(0, "read past the end: byte %ld is %d, expected %d (file offset %ld)", i, got[i], file[off], off);
+            break;
+        }
+    }
+    CHECK_OK(MPI_File_close(&fh));
+    MPI_Info_free(&info);
+    MPI_Type_free(&tile);
+    MPI_Type_free(&block);
+    free(file);
+    free(got);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        CHECK_OK(MPI_File_delete(path, MPI_INFO_NULL));
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -437,6 +500,7 @@ int main(int argc, char **argv)
     access_forms();
     shared_pointers();
     external32();
+    coll_read_past_end();
     io_dir_remove();
     return mpitest_finish();
 }
