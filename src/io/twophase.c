@@ -60,12 +60,16 @@ typedef struct {
 typedef struct weft_io_tp tp_t;
 
 /* One aggregator file I/O step: the round's pieces of all senders in rank
- * order, with their data in buf (writes) or to be filled (reads). */
+ * order, with their data in buf (writes) or to be filled (reads); the
+ * aggregator's own pieces, [self_first, self_first + self_n), are not
+ * exchanged: their data is the run at self_data in its own buffer. */
 typedef struct {
     tp_t      *t;
     piece_t   *pieces;
     MPI_Count  n;
     char      *buf;
+    MPI_Count  self_first, self_n;
+    char      *self_data;
 } agg_t;
 
 /* States of a collective transfer (see weft_io_tp_advance). */
@@ -117,6 +121,8 @@ struct weft_io_tp {
     piece_t         *rpieces;
     char            *rdata;
     MPI_Count        npieces;
+    MPI_Count        self_first, self_n; /* my own pieces among them (not exchanged) */
+    char            *self_data;          /* and their data: a run of my buffer */
     agg_t            agg;      /* this round's aggregator step, run now */
     /* overlapped writes: the previous round's write, still on the worker */
     int              overlap;
@@ -226,29 +232,43 @@ static int add_piece(tp_t *t, int first, MPI_Offset off, MPI_Offset len)
     return MPI_SUCCESS;
 }
 
-/* A piece and where its bytes sit in the round's data. */
+/* A piece and where its bytes are (or go). */
 typedef struct {
-    MPI_Offset off, len, at;
+    MPI_Offset off, len;
+    char      *mem;
 } placed_t;
 
-/* The round's pieces in file order. Each sender's pieces arrive in file
- * order, one sender after another, so a natural merge sort (merge the
- * ascending runs pairwise until one is left) takes O(n log senders); ties
- * keep the lower rank first. NULL when out of memory. */
-static placed_t *in_file_order(const piece_t *pieces, MPI_Count n)
+/* The round's pieces in arrival (rank) order with their bytes' places: the
+ * others' in the round's buffer, one after another, the aggregator's own
+ * straight in its buffer. NULL when out of memory. */
+static placed_t *placed_pieces(const agg_t *a)
+{
+    placed_t  *p = malloc((size_t)a->n * sizeof(*p));
+    MPI_Offset at = 0, self_at = 0;
+
+    for (MPI_Count i = 0; p && i < a->n; i++) {
+        int self = i >= a->self_first && i < a->self_first + a->self_n;
+        p[i]     = (placed_t){a->pieces[i].off, a->pieces[i].len, self ? a->self_data + self_at : a->buf + at};
+        *(self ? &self_at : &at) += a->pieces[i].len;
+    }
+    return p;
+}
+
+/* The pieces in file order. Each sender's pieces arrive in file order, one
+ * sender after another, so a natural merge sort (merge the ascending runs
+ * pairwise until one is left) takes O(n log senders); ties keep the lower
+ * rank first. NULL when out of memory. */
+static placed_t *in_file_order(const placed_t *arrival, MPI_Count n)
 {
     placed_t *a = malloc((size_t)n * sizeof(*a)), *b = malloc((size_t)n * sizeof(*b)), *tmp;
-    MPI_Count at = 0, runs = 2;
+    MPI_Count runs = 2;
 
     if (!a || !b) {
         free(a);
         free(b);
         return NULL;
     }
-    for (MPI_Count i = 0; i < n; i++) {
-        a[i] = (placed_t){pieces[i].off, pieces[i].len, at};
-        at += pieces[i].len;
-    }
+    memcpy(a, arrival, (size_t)n * sizeof(*a));
     while (runs > 1) {
         MPI_Count i = 0, o = 0;
         runs = 0;
@@ -286,22 +306,21 @@ static placed_t *in_file_order(const piece_t *pieces, MPI_Count n)
  * per-segment copy costs more than packing them here). */
 static int aggregate(void *arg)
 {
-    agg_t         *a = arg;
-    tp_t          *t = a->t;
-    const piece_t *pieces = a->pieces;
-    MPI_Count      n = a->n;
-    char          *buf = a->buf;
-    MPI_Offset     lo, hi, covered = 0, reach, got = 0;
-    char          *span = NULL;
-    placed_t      *p;
-    struct iovec  *iov = NULL;
-    int            rc = MPI_SUCCESS, tiles = 1;
+    agg_t     *a = arg;
+    tp_t      *t = a->t;
+    MPI_Count  n = a->n;
+    MPI_Offset lo, hi, covered = 0, reach, got = 0;
+    char      *span = NULL;
+    placed_t  *arrival, *p;
+    int        rc = MPI_SUCCESS, tiles = 1;
 
     if (n == 0) {
         return MPI_SUCCESS;
     }
-    p = in_file_order(pieces, n);
+    arrival = placed_pieces(a);
+    p       = arrival ? in_file_order(arrival, n) : NULL;
     if (!p) {
+        free(arrival);
         return weft_error(MPI_ERR_NO_MEM, "cannot allocate the collective I/O piece list (%lld pieces)",
                           (long long)n);
     }
@@ -317,27 +336,27 @@ static int aggregate(void *arg)
     }
     hi = reach;
     if (tiles && !t->writing && n <= INT_MAX) {
-        iov = malloc((size_t)n * sizeof(*iov));
-    }
-    if (iov) {
+        struct iovec *iov = (struct iovec *)arrival; /* same size; arrival is not needed any more */
+        _Static_assert(sizeof(struct iovec) <= sizeof(placed_t), "iovecs fit in the arrival list");
         for (MPI_Count i = 0; i < n; i++) {
-            iov[i] = (struct iovec){buf + p[i].at, (size_t)p[i].len};
+            iov[i] = (struct iovec){p[i].mem, (size_t)p[i].len};
         }
         rc = weft_io_preadv_all(t->fh, iov, (int)n, lo, &got);
         for (MPI_Count i = 0; rc == MPI_SUCCESS && i < n; i++) { /* past the end of file: zeros */
             MPI_Offset have = got - (p[i].off - lo);
             have = have < 0 ? 0 : have;
             if (have < p[i].len) {
-                memset(buf + p[i].at + have, 0, (size_t)(p[i].len - have));
+                memset(p[i].mem + have, 0, (size_t)(p[i].len - have));
             }
         }
-        free(iov);
+        free(arrival);
         free(p);
         return rc;
     }
+    free(p);
     span = weft_io_scratch(t->fh, 0, (size_t)(hi - lo));
     if (!span) {
-        free(p);
+        free(arrival);
         return weft_error(MPI_ERR_NO_MEM, "cannot allocate the collective buffer (%lld bytes)",
                           (long long)(hi - lo));
     }
@@ -349,18 +368,17 @@ static int aggregate(void *arg)
         }
     }
     /* in arrival (rank) order: where writes overlap, the higher rank's bytes win */
-    for (MPI_Count i = 0, at = 0; i < n && rc == MPI_SUCCESS; i++) {
+    for (MPI_Count i = 0; i < n && rc == MPI_SUCCESS; i++) {
         if (t->writing) {
-            memcpy(span + (pieces[i].off - lo), buf + at, (size_t)pieces[i].len);
+            memcpy(span + (arrival[i].off - lo), arrival[i].mem, (size_t)arrival[i].len);
         } else {
-            memcpy(buf + at, span + (pieces[i].off - lo), (size_t)pieces[i].len);
+            memcpy(arrival[i].mem, span + (arrival[i].off - lo), (size_t)arrival[i].len);
         }
-        at += pieces[i].len;
     }
     if (rc == MPI_SUCCESS && t->writing) {
         rc = weft_io_pwrite_all(t->fh, span, hi - lo, lo);
     }
-    free(p);
+    free(arrival);
     return rc;
 }
 
@@ -447,7 +465,8 @@ static int io_step(tp_t *t, int (*fn)(void *), void *arg)
 /* This round's aggregator step, on this round's buffers. */
 static int agg_step(tp_t *t)
 {
-    t->agg = (agg_t){.t = t, .pieces = t->rpieces, .n = t->npieces, .buf = t->rdata};
+    t->agg = (agg_t){.t = t, .pieces = t->rpieces, .n = t->npieces, .buf = t->rdata,
+                     .self_first = t->self_first, .self_n = t->self_n, .self_data = t->self_data};
     return io_step(t, aggregate, &t->agg);
 }
 
@@ -494,7 +513,8 @@ static int write_round(tp_t *t)
         return MPI_SUCCESS;
     }
     if (t->overlap && t->r + 1 < t->rounds) {
-        t->wb      = (agg_t){.t = t, .pieces = t->rpieces, .n = t->npieces, .buf = t->rdata};
+        t->wb      = (agg_t){.t = t, .pieces = t->rpieces, .n = t->npieces, .buf = t->rdata,
+                         .self_first = t->self_first, .self_n = t->self_n, .self_data = t->self_data};
         t->rpieces = NULL; /* the write owns them now */
         if (weft_io_job_post(t->fh, aggregate, &t->wb, &t->wjob) != MPI_SUCCESS) {
             t->wjob = NULL; /* no worker: write it here */
@@ -565,6 +585,9 @@ static void round_pieces(tp_t *t)
     if (t->round_local != MPI_SUCCESS) {
         memset(t->cnt_send, 0, 2 * size * sizeof(MPI_Count));
     }
+    /* my data for my own window stays where it is (agg_t.self_data) */
+    t->self_data           = t->data ? t->data + t->dd_s[t->comm->rank] : NULL;
+    t->dc_s[t->comm->rank] = 0;
 }
 
 /* Counts received: displacements and the aggregator's buffers. */
@@ -574,12 +597,17 @@ static void round_buffers(tp_t *t)
 
     t->npieces = 0;
     for (int s = 0; s < t->comm->size; s++) {
+        int self   = s == t->comm->rank;
         t->mc_r[s] = t->cnt_recv[2 * s] * (MPI_Count)sizeof(piece_t);
         t->md_r[s] = (MPI_Aint)t->npieces * (MPI_Aint)sizeof(piece_t);
-        t->dc_r[s] = t->cnt_recv[2 * s + 1];
+        t->dc_r[s] = self ? 0 : t->cnt_recv[2 * s + 1];
         t->dd_r[s] = (MPI_Aint)nbytes;
+        if (self) {
+            t->self_first = t->npieces;
+            t->self_n     = t->cnt_recv[2 * s];
+        }
         t->npieces += t->cnt_recv[2 * s];
-        nbytes += t->cnt_recv[2 * s + 1];
+        nbytes += t->dc_r[s];
     }
     if (t->round_local == MPI_SUCCESS) {
         /* overlap: slot 1 or 2 by round parity (the other may be being written) */
