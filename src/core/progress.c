@@ -146,12 +146,15 @@ void weft_wait_step(weft_wait_t *w)
 {
     unsigned n = w->polls++;
 
-    if ((n & 15) == 0) { /* a coarse clock read; a poll of pidfds per interval */
+    /* Neither clock is read on a wait's first polls: back to back, most
+     * waits end within a few (np 2 scatter of 8 B back to back: 0.0496
+     * against 0.0510 us with both reads at the first poll). */
+    if ((n & 15) == 15) { /* a coarse clock read; a poll of pidfds per interval */
         weft_dev_watch_peers();
     }
-    if ((n & 63) == 0) { /* time in waits, sampled: a clock read per 64 polls */
+    if ((n & 63) == 63) { /* time in waits, sampled: a clock read per 64 polls */
         uint64_t now = weft_pvar_now_ns();
-        WEFT_PVAR_ADD(WAIT_TIME, n ? now - w->sampled_ns : 0);
+        WEFT_PVAR_ADD(WAIT_TIME, n > 63 ? now - w->sampled_ns : 0);
         w->sampled_ns = now;
     }
 

@@ -47,7 +47,7 @@ static void region_carve(struct weft_coll_shm *sh)
 /* The region of the blocking shared-memory call this thread is running
  * (weft_coll_shm_run saves and restores it around nested calls), so its
  * waits can give up when a member process is lost. */
-static _Thread_local struct weft_coll_shm *running;
+static __thread __attribute__((tls_model("initial-exec"))) struct weft_coll_shm *running;
 
 int weft_coll_shm_member_lost(struct weft_coll_shm *sh)
 {
