@@ -15,9 +15,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <limits.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -79,8 +79,7 @@ int weft_io_pread_all(weft_file_t *fh, void *p, MPI_Offset len, MPI_Offset off, 
     return MPI_SUCCESS;
 }
 
-/* Vectored read: iov[0..cnt) is one contiguous file range from off. Calls
- * go IOV_MAX entries at a time; a short read resumes inside its entry. */
+/* Drop the first n bytes of iov[0..*cnt). */
 static void iov_advance(struct iovec **iov, int *cnt, size_t n)
 {
     while (*cnt > 0 && n >= (*iov)->iov_len) {
@@ -94,6 +93,8 @@ static void iov_advance(struct iovec **iov, int *cnt, size_t n)
     }
 }
 
+/* iov[0..cnt) is one contiguous file range from off. Calls go IOV_MAX
+ * entries at a time; a short read resumes inside its entry. */
 int weft_io_preadv_all(weft_file_t *fh, struct iovec *iov, int cnt, MPI_Offset off, MPI_Offset *got)
 {
     *got = 0;

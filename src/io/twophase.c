@@ -249,7 +249,11 @@ static placed_t *placed_pieces(const agg_t *a)
     for (MPI_Count i = 0; p && i < a->n; i++) {
         int self = i >= a->self_first && i < a->self_first + a->self_n;
         p[i]     = (placed_t){a->pieces[i].off, a->pieces[i].len, self ? a->self_data + self_at : a->buf + at};
-        *(self ? &self_at : &at) += a->pieces[i].len;
+        if (self) {
+            self_at += a->pieces[i].len;
+        } else {
+            at += a->pieces[i].len;
+        }
     }
     return p;
 }
@@ -312,6 +316,7 @@ static int aggregate(void *arg)
     MPI_Offset lo, hi, covered = 0, reach, got = 0;
     char      *span = NULL;
     placed_t  *arrival, *p;
+    struct iovec *iov;
     int        rc = MPI_SUCCESS, tiles = 1;
 
     if (n == 0) {
@@ -335,9 +340,8 @@ static int aggregate(void *arg)
         }
     }
     hi = reach;
-    if (tiles && !t->writing && n <= INT_MAX) {
-        struct iovec *iov = (struct iovec *)arrival; /* same size; arrival is not needed any more */
-        _Static_assert(sizeof(struct iovec) <= sizeof(placed_t), "iovecs fit in the arrival list");
+    iov = tiles && !t->writing && n <= INT_MAX ? malloc((size_t)n * sizeof(*iov)) : NULL;
+    if (iov) {
         for (MPI_Count i = 0; i < n; i++) {
             iov[i] = (struct iovec){p[i].mem, (size_t)p[i].len};
         }
@@ -349,6 +353,7 @@ static int aggregate(void *arg)
                 memset(p[i].mem + have, 0, (size_t)(p[i].len - have));
             }
         }
+        free(iov);
         free(arrival);
         free(p);
         return rc;
