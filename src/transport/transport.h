@@ -153,6 +153,9 @@ typedef struct {
     /* Largest single rma_read, rma_put or rma_get (WEFT_NET_RMA_CHUNK_SIZE
      * or the provider's limit): callers split longer transfers. */
     size_t        (*max_rma)(void);
+    /* The provider's own limit on one of them (max_rma without the
+     * WEFT_NET_RMA_CHUNK_SIZE cut). */
+    size_t        (*rma_limit)(void);
 
     /* ---- Dynamic processes (processes of other jobs) ----
      * Peers numbered from pmi->size up are processes of other jobs; they

@@ -9,7 +9,8 @@
  * send buffer): the sender registers its buffer and names it in the RTS
  * (addr, key; iov_count = RTS_RGET); the matched receiver, if its buffer is
  * contiguous, reads straight into it (pieces of the netmod's max_rma, up
- * to WEFT_NET_RGET_INFLIGHT bytes from one sender in flight) and answers
+ * to WEFT_NET_RGET_INFLIGHT bytes from one sender in flight; a message
+ * alone, twice as long one at a time: rget_alone) and answers
  * FIN. Otherwise the receiver answers CTS and the sender drops the
  * registration and streams R3.
  *
@@ -45,6 +46,7 @@ typedef struct rget {
     void           *mr;
     char           *local;
     size_t          n, issued, done;
+    size_t          piece, window; /* read size and bytes in flight, set at the first issue */
     int             peer;
 } rget_t;
 
@@ -80,21 +82,43 @@ void p2p_net_send_release(weft_request_t *req)
 
 enum { RGET_ISSUED = 0, RGET_NETMOD_FULL = -1, RGET_PEER_FULL = -2 };
 
-/* Issue g's remaining reads, while its peer has fewer than rget_window
- * bytes of reads in flight: over TCP, a window of 64 1 MiB receives with
- * every piece in flight (512 reads) moved 3.7-4.0 GB/s between namespace
- * hosts, and 2 MiB per peer 5.4-5.8 (docs/performance.md, "RGET reads in
- * flight"). */
+/* A message of at most four pieces that is alone: no read in flight from
+ * its sender and no other receive posted (a ping-pong, not a window of
+ * receives). It is read in pieces twice as long, one at a time: across two
+ * namespace hosts over TCP, 256 KiB 53 against 57 us and 512 KiB 95
+ * against 112 (MPICH 57 and 104), where both pieces in flight at once
+ * swung between 88 and 164 us at 512 KiB; streaming windows never take
+ * it (docs/performance.md, "Across hosts: 16 KiB and 256-512 KiB rows
+ * looked at again"). */
+static int rget_alone(const rget_t *g)
+{
+    return g->n <= 4 * weft_dev.netmod->max_rma() && p2p.peers[g->peer].rget_inflight == 0 &&
+           p2p.posted.next == &p2p.posted;
+}
+
+/* Issue g's remaining reads, while its peer has fewer than g->window bytes
+ * of reads in flight (rget_window, or one piece for a message alone): over
+ * TCP, a window of 64 1 MiB receives with every piece in flight (512
+ * reads) moved 3.7-4.0 GB/s between namespace hosts, and 2 MiB per peer
+ * 5.4-5.8 (docs/performance.md, "RGET reads in flight"). */
 static int rget_issue(rget_t *g)
 {
-    size_t        max = weft_dev.netmod->max_rma();
-    peer_state_t *ps  = &p2p.peers[g->peer];
+    peer_state_t *ps = &p2p.peers[g->peer];
 
+    if (g->issued == 0) {
+        g->piece  = weft_dev.netmod->max_rma();
+        g->window = p2p.rget_window;
+        if (rget_alone(g)) {
+            size_t limit = weft_dev.netmod->rma_limit();
+            g->piece     = 2 * g->piece < limit ? 2 * g->piece : limit;
+            g->window    = g->piece;
+        }
+    }
     while (g->issued < g->n) {
-        if (p2p.rget_window > 0 && ps->rget_inflight >= p2p.rget_window) {
+        if (g->window > 0 && ps->rget_inflight >= g->window) {
             return RGET_PEER_FULL;
         }
-        size_t        len = g->n - g->issued < max ? g->n - g->issued : max;
+        size_t        len = g->n - g->issued < g->piece ? g->n - g->issued : g->piece;
         weft_status_t st  = weft_dev.netmod->rma_read(g->peer, g->local + g->issued, len, g->mr,
                                                      g->raddr + g->issued, g->key, g);
         if (st == WEFT_AGAIN) {

@@ -623,6 +623,7 @@ const weft_transport_ops_t weft_ofi_ops = {
     .mem_deregister = ofi_mem_deregister,
     .rma_read       = ofi_rma_read,
     .max_rma        = ofi_max_rma,
+    .rma_limit      = ofi_rma_limit,
     .dyn_open       = ofi_dyn_open,
     .dyn_name       = ofi_dyn_name,
     .dyn_add_peer   = ofi_dyn_add_peer,

@@ -174,6 +174,7 @@ void          ofi_mem_deregister(void *handle);
 weft_status_t ofi_rma_read(int src, void *local, size_t len, void *local_handle, uint64_t raddr,
                            uint64_t key, void *cookie);
 size_t        ofi_max_rma(void);
+size_t        ofi_rma_limit(void);
 int           ofi_win_rma_ok(void);
 weft_status_t ofi_win_register(void *buf, size_t len, uint64_t *key_p, uint64_t *addr_p,
                                void **handle_p);

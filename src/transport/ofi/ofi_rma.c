@@ -70,12 +70,18 @@ weft_status_t ofi_rma_read(int src, void *local, size_t len, void *local_handle,
     return WEFT_UNREACHABLE;
 }
 
+size_t ofi_rma_limit(void)
+{
+    size_t m = weft_ofi.info ? weft_ofi.info->ep_attr->max_msg_size : 0;
+
+    return m > ((size_t)1 << 30) || m == 0 ? (size_t)1 << 30 : m;
+}
+
 size_t ofi_max_rma(void)
 {
-    size_t m     = weft_ofi.info ? weft_ofi.info->ep_attr->max_msg_size : 0;
+    size_t m     = ofi_rma_limit();
     size_t chunk = (size_t)weft_tunables.NET_RMA_CHUNK_SIZE;
 
-    m = m > ((size_t)1 << 30) || m == 0 ? (size_t)1 << 30 : m;
     /* Over TCP one long read runs into the kernel's reordering and fast
      * retransmits: 128 KiB pieces all in flight took half the time of
      * 512 KiB ones at 512 KiB-4 MiB on the family 26 VM (docs/performance.md,
