@@ -11,12 +11,15 @@
 #       rndv=install:WEFT_NET_FRAG_MAX=0 main=/work/main/install > ab.txt
 #   bench/netmod/netns_ab.sh latency 0:1048576 3 rxm=install net=install:WEFT_OFI_PROVIDER=net mpich
 #   bench/netmod/ab_summary.py ab.txt      (min and median per variant)
+# The benchmarks' RUNPATH names the install they were built for: to measure
+# another install's library, give it, e.g.
+#   old=/tmp/old-install:LD_LIBRARY_PATH=/tmp/old-install/lib
 # Namespaces nmh1/nmh2 (NS_TAG=nm, 10.77.31.x), apart from netns_compare.sh's.
 set -e
 NS=tests/netmod/netns_hosts.sh
 export NS_TAG=nm NS_NET=31 PER_HOST=1
 M=${WEFT_BENCH_CACHE:-$HOME/.cache/weft-bench}/venv-mpich
-[ $# -ge 4 ] || { sed -n 2,16p "$0"; exit 2; }
+[ $# -ge 4 ] || { sed -n 2,19p "$0"; exit 2; }
 b=$1; m=$2; rounds=$3; shift 3
 $NS down >/dev/null 2>&1 || true
 $NS up 2
