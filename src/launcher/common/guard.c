@@ -91,9 +91,10 @@ static void guard_sweep(void)
     for (;;) {
         /* As a subreaper we are the parent of every orphan of the job: with
          * no child left (the common end) there is nothing to look for. */
-        while (waitpid(-1, NULL, WNOHANG) > 0) {
+        pid_t reaped;
+        while ((reaped = waitpid(-1, NULL, WNOHANG)) > 0) {
         }
-        if ((waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD) || weft_now_ms() >= deadline) {
+        if ((reaped < 0 && errno == ECHILD) || weft_now_ms() >= deadline) {
             return;
         }
         DIR  *d     = opendir("/proc");
