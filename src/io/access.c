@@ -54,31 +54,6 @@ int weft_io_pwrite_all(weft_file_t *fh, const void *p, MPI_Offset len, MPI_Offse
     return MPI_SUCCESS;
 }
 
-int weft_io_pread_all(weft_file_t *fh, void *p, MPI_Offset len, MPI_Offset off, MPI_Offset *got)
-{
-    char *c = p;
-
-    *got = 0;
-    while (len > 0) {
-        ssize_t n = pread(fh->fd, c, (size_t)len, (off_t)off);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            return weft_error(weft_io_errno_class(errno, 0), "file \"%s\": read of %lld bytes at %lld: %s",
-                              fh->path, (long long)len, (long long)off, strerror(errno));
-        }
-        if (n == 0) {
-            break; /* end of file */
-        }
-        c += n;
-        off += n;
-        len -= n;
-        *got += n;
-    }
-    return MPI_SUCCESS;
-}
-
 /* Drop the first n bytes of iov[0..*cnt). */
 static void iov_advance(struct iovec **iov, int *cnt, size_t n)
 {
@@ -104,8 +79,13 @@ int weft_io_preadv_all(weft_file_t *fh, struct iovec *iov, int cnt, MPI_Offset o
             continue;
         }
         if (n < 0) {
-            return weft_error(weft_io_errno_class(errno, 0), "file \"%s\": read of %d pieces at %lld: %s",
-                              fh->path, cnt, (long long)off, strerror(errno));
+            int       err  = errno;
+            long long left = 0;
+            for (int i = 0; i < cnt; i++) {
+                left += (long long)iov[i].iov_len;
+            }
+            return weft_error(weft_io_errno_class(err, 0), "file \"%s\": read of %lld bytes at %lld: %s",
+                              fh->path, left, (long long)off, strerror(err));
         }
         if (n == 0) {
             break; /* end of file */
@@ -115,6 +95,13 @@ int weft_io_preadv_all(weft_file_t *fh, struct iovec *iov, int cnt, MPI_Offset o
         iov_advance(&iov, &cnt, (size_t)n);
     }
     return MPI_SUCCESS;
+}
+
+int weft_io_pread_all(weft_file_t *fh, void *p, MPI_Offset len, MPI_Offset off, MPI_Offset *got)
+{
+    struct iovec v = {p, len > 0 ? (size_t)len : 0};
+
+    return weft_io_preadv_all(fh, &v, len > 0, off, got);
 }
 
 static int range_lock(weft_file_t *fh, short type, MPI_Offset off, MPI_Offset len)
