@@ -408,6 +408,13 @@ static inline int weft_coll_shm_cma_wanted(const struct weft_coll_shm *sh, MPI_C
 {
     return bytes > 0 && (size_t)bytes >= sh->cma_from;
 }
+/* Offers can be told from chunk rounds by their size tag alone: CMA is on
+ * and starts below the all-ones tag, so no chunk round's block carries it
+ * (the forms whose readers cannot know the root's choice, scatterv). */
+static inline int weft_coll_shm_cma_usable(const struct weft_coll_shm *sh)
+{
+    return sh->cma_from < (size_t)SEQ_SIZE_MASK;
+}
 /* Root of a contiguous bcast of total bytes: offer it, help, wait for all. */
 int weft_coll_shm_cma_bcast_root(struct weft_coll_shm *sh, const void *buf, MPI_Count total,
                                  const weft_datatype_t *dt);
@@ -422,6 +429,16 @@ int weft_coll_shm_cma_scatter_root(struct weft_coll_shm *sh, const blocks_t *b, 
 /* A scatter reader: as weft_coll_shm_cma_bcast_read. */
 int weft_coll_shm_cma_scatter_read(struct weft_coll_shm *sh, uint64_t r, const line_t *l,
                                    const blocks_t *b, MPI_Count block);
+/* Scatterv root, one round: rank j's block offered on its post line (the
+ * caller checked weft_coll_shm_cma_usable); returns when all have read. */
+int weft_coll_shm_cma_scatterv_root(struct weft_coll_shm *sh, const void *sbuf,
+                                    const MPI_Count *scounts, const MPI_Aint *sdispls,
+                                    const weft_datatype_t *sdt);
+/* A scatterv reader (mine bytes expected) whose post line l holds an offer
+ * for round r: take it (an MPI code); -1 when l is not one. */
+int weft_coll_shm_cma_scatterv_read(struct weft_coll_shm *sh, uint64_t r, const line_t *l,
+                                    void *rbuf, MPI_Count rcount, const weft_datatype_t *rdt,
+                                    MPI_Count mine);
 /* Gather on lroot, or allgather (all): one round, every rank's block
  * offered and pulled; a rank returns when the receivers are done with it. */
 int weft_coll_shm_cma_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int all,

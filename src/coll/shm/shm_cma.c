@@ -124,6 +124,10 @@ static int cma_take(const cma_offer_t *o, MPI_Aint at, MPI_Count room, void *buf
  * counters (next to claim, done, an errno). A gather contributor's line
  * holds its offer in words 0-3 and the counters after it. */
 enum { COOP_DST, COOP_PID, COOP_CHUNKS, COOP_CTR };
+/* A scatterv reader's post line first holds the root's offer: the reader
+ * answers there (chunks 0 when it pulls alone) and then sets this word to
+ * the round, which is what the root waits for. */
+#define SCATTERV_COOP_ASKED (INLINE_BYTES / 8 - 1)
 #define GATHER_COOP_CTR 4
 enum { CTR_NEXT, CTR_DONE, CTR_ERR };
 
@@ -254,6 +258,124 @@ int weft_coll_shm_cma_scatter_root(struct weft_coll_shm *sh, const blocks_t *b, 
     weft_coll_shm_wait_all(sh->done, 1, sh->n, sh->me, r);
     free(tmp);
     return MPI_SUCCESS;
+}
+
+/* Scatterv root: rank j's block (scounts[j] elements of sdt at sdispls[j])
+ * offered on j's post line of one round, the ready line flagged after them
+ * (the line a reader of a larger block waits on); every reader pulls its
+ * own block at once. Blocks of a non-contiguous sdt are packed one after
+ * another first; without memory for that every block is offered empty, so
+ * the readers report a mismatch instead of waiting. */
+int weft_coll_shm_cma_scatterv_root(struct weft_coll_shm *sh, const void *sbuf,
+                                    const MPI_Count *scounts, const MPI_Aint *sdispls,
+                                    const weft_datatype_t *sdt)
+{
+    int       n = sh->n, me = sh->me, rc = MPI_SUCCESS;
+    MPI_Count total = 0;
+    char     *tmp   = NULL;
+    uint64_t  r;
+
+    if (!sdt->is_contig) {
+        for (int j = 0; j < n; j++) {
+            total += j == me ? 0 : scounts[j] * sdt->size;
+        }
+        tmp = (uint64_t)total <= SIZE_MAX ? malloc((size_t)total + 1) : NULL;
+        if (tmp == NULL) {
+            rc = weft_error(MPI_ERR_NO_MEM, "a scatterv: no memory to pack %lld bytes of send "
+                            "blocks", (long long)total);
+        }
+    }
+    if (tmp != NULL) { /* block j at the sum of the blocks before it */
+        MPI_Count at = 0;
+        for (int j = 0; j < n; j++) {
+            if (j != me) {
+                weft_dt_pack(sdt, scounts[j], (const char *)sbuf + sdispls[j] * sdt->extent, 0,
+                             tmp + at, scounts[j] * sdt->size);
+                at += scounts[j] * sdt->size;
+            }
+        }
+    }
+    r = round_begin(sh);
+    weft_coll_shm_round_reuse(sh, r, 1);
+    for (int pass = 0; pass < 2; pass++) { /* offer every block, then help */
+        MPI_Count at = 0;
+        for (int j = 0; j < n; j++) {
+            line_t     *l  = post_line(sh, j, r);
+            MPI_Count   bj = rc == MPI_SUCCESS ? scounts[j] * sdt->size : 0;
+            const char *src = tmp != NULL ? tmp + at
+                              : rc == MPI_SUCCESS
+                                  ? (const char *)sbuf + sdispls[j] * sdt->extent + sdt->true_lb
+                                  : "";
+            if (j == me) {
+                continue;
+            }
+            at += bj;
+            if (pass == 0) {
+                cma_offer(l, r, src, bj, 0);
+                continue;
+            }
+            if ((uint64_t)bj < COOP_MIN) { /* its reader pulls alone (see coop_read) */
+                continue;
+            }
+            weft_coll_shm_wait_word_ge(&l->word[SCATTERV_COOP_ASKED], r);
+            uint64_t chunks = __atomic_load_n(&l->word[COOP_CHUNKS], __ATOMIC_ACQUIRE);
+            if (chunks > 0) {
+                coop_chunks(&l->word[COOP_CTR], chunks, (int32_t)l->word[COOP_PID],
+                            (uint64_t)(uintptr_t)src, l->word[COOP_DST], (uint64_t)bj, 1);
+            }
+        }
+        if (pass == 0) {
+            publish(&ready_pkt(sh, r)[0], seq_make(r, CMA_OFFER_TAG, 1));
+        }
+    }
+    round_end(sh, r);
+    weft_coll_shm_wait_all(sh->done, 1, n, me, r); /* every reader has its block */
+    free(tmp);
+    return rc;
+}
+
+/* A scatterv reader whose post line l holds an offer of its block for
+ * round r (mine bytes expected): take it; -1 when l is not an offer, or is
+ * an older round's (a two-rank round with the block in the flag's line
+ * leaves the post line alone). */
+int weft_coll_shm_cma_scatterv_read(struct weft_coll_shm *sh, uint64_t r, const line_t *l,
+                                    void *rbuf, MPI_Count rcount, const weft_datatype_t *rdt,
+                                    MPI_Count mine)
+{
+    cma_offer_t o;
+    int         rc;
+
+    if (!weft_coll_shm_cma_usable(sh) || (load(l) & SEQ_ROUND_MASK) != r || !is_offer(l, &o)) {
+        return -1;
+    }
+    rc = -1;
+    if (o.total >= COOP_MIN) { /* the root waits for an answer: help, or pull alone */
+        line_t  *w      = (line_t *)l; /* our own line: nobody else writes it this round */
+        int      whole  = rdt->is_contig && (MPI_Count)o.total == mine;
+        uint64_t chunks = whole ? coop_nchunks(o.total) : 0;
+        void    *dst    = (char *)rbuf + rdt->true_lb;
+        w->word[COOP_DST]            = (uint64_t)(uintptr_t)dst;
+        w->word[COOP_PID]            = (uint64_t)getpid();
+        w->word[COOP_CHUNKS]         = chunks;
+        w->word[COOP_CTR + CTR_NEXT] = 0;
+        w->word[COOP_CTR + CTR_DONE] = 0;
+        w->word[COOP_CTR + CTR_ERR]  = 0;
+        __atomic_store_n(&w->word[SCATTERV_COOP_ASKED], r, __ATOMIC_RELEASE);
+        if (chunks > 0) {
+            coop_chunks(&w->word[COOP_CTR], chunks, o.pid, (uint64_t)(uintptr_t)dst, o.addr,
+                        o.total, 0);
+            rc = coop_finish(&w->word[COOP_CTR], chunks, o.total, o.pid, "a scatterv");
+        }
+    }
+    if (rc < 0) {
+        rc = cma_take(&o, 0, mine, rbuf, rcount, rdt, "a scatterv");
+    }
+    if ((MPI_Count)o.total < mine && rc == MPI_SUCCESS) {
+        rc = weft_error(MPI_ERR_TRUNCATE, "ranks passed different amounts of data to a scatterv "
+                        "(%lld bytes here, %llu at the root)", (long long)mine,
+                        (unsigned long long)o.total);
+    }
+    return rc;
 }
 
 int weft_coll_shm_cma_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int all,

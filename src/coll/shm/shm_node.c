@@ -541,6 +541,9 @@ int weft_coll_shm_node_scatterv(struct weft_coll_shm *sh, const void *sbuf, cons
     }
     if (me == lroot) {
         most = largest_block(scounts, sdt, n, me);
+        if (weft_coll_shm_cma_usable(sh) && weft_coll_shm_cma_wanted(sh, most)) {
+            return weft_coll_shm_cma_scatterv_root(sh, sbuf, scounts, sdispls, sdt);
+        }
     }
     if (in_slot(round_piece(most, 0))) {
         weft_coll_shm_prefault(sh, 0, most);
@@ -581,6 +584,15 @@ int weft_coll_shm_node_scatterv(struct weft_coll_shm *sh, const void *sbuf, cons
              * KiB). */
             int early = n > 2 && !in_slot((size_t)mine);
             weft_coll_shm_wait_ge(early ? post_line(sh, me, r) : &pkt[0], r);
+            if (off == 0) { /* an offer: the whole call, in one round */
+                int crc = weft_coll_shm_cma_scatterv_read(sh, r, post_line(sh, me, r), rbuf,
+                                                          rcount, rdt, mine);
+                if (crc >= 0) {
+                    rc = crc;
+                    round_end(sh, r);
+                    break;
+                }
+            }
             uint64_t f       = n == 2 ? load(&pkt[0]) : 0;
             int      in_flag = n == 2 && off == 0 && (f & SEQ_LAST) &&
                           seq_size(f) <= (MPI_Count)INLINE_BYTES;
