@@ -40,6 +40,9 @@ int weft_recv_now(void *buf, MPI_Count count, weft_datatype_t *dt, int source, i
  * CMA copy (the thresholds in force, docs/tuning.md); SIZE_MAX when CMA
  * is off. Collectives' node phases use the same choice. */
 size_t weft_p2p_shm_cma_from(void);
+/* Contiguous CMA messages from this size are copied by both sides at once
+ * (SIZE_MAX: never, as on a node with more ranks than CPUs). */
+size_t weft_p2p_shm_coop_from(void);
 
 /* Byte-level shorthands for internal exchanges (MPI_BYTE). */
 int weft_send_bytes(const void *buf, size_t n, int dest, int tag, weft_comm_t *comm);

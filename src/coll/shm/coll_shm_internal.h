@@ -87,6 +87,10 @@
 #define NSLOT        8
 #define SLOT_BYTES   (16u * 1024u)
 #define INLINE_BYTES 56u
+/* CMA node phases copy a block from this size by both sides at once even
+ * where point-to-point would not (sh->coop_from: point-to-point's measured
+ * threshold where it is lower). */
+#define COLL_COOP_MAX ((size_t)256 << 10)
 /* Contributions up to this size (more than a line) go to a small area per
  * rank and round that cycles with the lines, NBUF deep, not through the
  * 8-deep slots: on an oversubscribed node back-to-back reduce, gather and
@@ -137,6 +141,7 @@ struct weft_coll_shm {
     uint64_t     done_floor; /* every rank finished at least this round */
     uint64_t     nbuf;       /* rounds in flight (lines): 8 or NBUF, see NBUF */
     size_t       cma_from;   /* bcasts from this size on go by CMA (SIZE_MAX: never) */
+    size_t       coop_from;  /* CMA blocks from this size on are copied by both sides */
     int          barrier_all_read; /* one-node barrier: everyone reads everyone (else a leader) */
     void        *base;
     size_t       bytes;
@@ -341,6 +346,9 @@ static inline void weft_coll_shm_prefault(struct weft_coll_shm *sh, int result, 
 /* Wait for l->seq >= v (keeps point-to-point moving); lines[j * stride] >= v
  * for every j != skip. */
 void weft_coll_shm_wait_ge(const line_t *l, uint64_t v);
+/* Wait until the round-r post of some rank j with pending[j] is in: j (with
+ * a lost member, any pending j at once). */
+int weft_coll_shm_wait_any_post(struct weft_coll_shm *sh, uint64_t r, const unsigned char *pending);
 /* The same for a counter word of a line (*w >= v). */
 void weft_coll_shm_wait_word_ge(const uint64_t *w, uint64_t v);
 void weft_coll_shm_wait_all(const line_t *lines, size_t stride, int n, int skip, uint64_t v);
@@ -439,6 +447,17 @@ int weft_coll_shm_cma_scatterv_root(struct weft_coll_shm *sh, const void *sbuf,
 int weft_coll_shm_cma_scatterv_read(struct weft_coll_shm *sh, uint64_t r, const line_t *l,
                                     void *rbuf, MPI_Count rcount, const weft_datatype_t *rdt,
                                     MPI_Count mine);
+/* Gatherv contributor of a block of mine bytes (the CMA size or more, the
+ * caller checked weft_coll_shm_cma_usable) in round r: offer it, return
+ * when the root has it. */
+int weft_coll_shm_cma_gatherv_offer(struct weft_coll_shm *sh, uint64_t r, const void *sbuf,
+                                    MPI_Count scount, const weft_datatype_t *sdt, MPI_Count mine);
+/* Gatherv root: local rank j's round-r post (already in) is an offer: take
+ * it into (buf, count, dt), an MPI code; -1 when it is not an offer. */
+int weft_coll_shm_cma_gatherv_take(struct weft_coll_shm *sh, uint64_t r, int j, void *buf,
+                                   MPI_Count count, const weft_datatype_t *dt);
+/* Is the post in l an offer (only where offers can be told apart)? */
+int weft_coll_shm_cma_is_offer(const struct weft_coll_shm *sh, const line_t *l);
 /* Gather on lroot, or allgather (all): one round, every rank's block
  * offered and pulled; a rank returns when the receivers are done with it. */
 int weft_coll_shm_cma_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int all,

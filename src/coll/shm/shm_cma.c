@@ -113,13 +113,31 @@ static int cma_take(const cma_offer_t *o, MPI_Aint at, MPI_Count room, void *buf
     return rc;
 }
 
-/* Large offers (from COOP_MIN, as point-to-point's cooperative copy) are
+/* Large offers (from sh->coop_from: point-to-point's measured threshold,
+ * at most COLL_COOP_MAX; np 2, 64-128 KiB back to back, 3 alternating
+ * rounds against 256 KiB: scatterv 6.1-6.3/9.0-12.1 us against
+ * 7.5-9.4/13.4-17.5, gatherv 5.3-5.5/8.7-9.8 against 7.2-9.0/12.9-14.3,
+ * bcast 4.3-5.2/6.8-8.5 against 6.1-6.7/10.6-12.0) are
  * copied by both sides at once: each reader publishes its destination in
  * its post line, and the reader (pulling) and the root (pushing, once its
- * offer is out) claim COOP_CHUNK pieces of it from that line's counter.
+ * offer is out) claim pieces of it from that line's counter
+ * (coop_chunk_bytes).
  * Two cores copy, where one CMA call left the root idle. */
-#define COOP_MIN   ((uint64_t)256 << 10)
 #define COOP_CHUNK ((uint64_t)128 << 10)
+
+static inline uint64_t coop_from(const struct weft_coll_shm *sh)
+{
+    return (uint64_t)sh->coop_from;
+}
+
+/* Chunks of a cooperative copy of `bytes`: at most COOP_CHUNK, and at
+ * least two (halves, page-rounded) so that both sides have one, as in
+ * point-to-point's. */
+static uint64_t coop_chunk_bytes(uint64_t bytes)
+{
+    uint64_t half = (bytes / 2 + 4095) & ~(uint64_t)4095;
+    return half < COOP_CHUNK ? half : COOP_CHUNK;
+}
 /* A reader's line: its destination, pid and chunk count, then the chunk
  * counters (next to claim, done, an errno). A gather contributor's line
  * holds its offer in words 0-3 and the counters after it. */
@@ -143,7 +161,8 @@ static void coop_chunks(uint64_t *ctr, uint64_t n, int32_t pid, uint64_t local, 
         if (k >= n) {
             return;
         }
-        uint64_t off = k * COOP_CHUNK, len = bytes - off < COOP_CHUNK ? bytes - off : COOP_CHUNK;
+        uint64_t chunk = coop_chunk_bytes(bytes);
+        uint64_t off = k * chunk, len = bytes - off < chunk ? bytes - off : chunk;
         int      err = weft_shm_region_cma_copy(pid, (void *)(uintptr_t)(local + off),
                                                 (const void *)(uintptr_t)(remote + off), len, push);
         if (err != 0) {
@@ -168,7 +187,8 @@ static int coop_finish(uint64_t *ctr, uint64_t n, uint64_t bytes, int32_t pid, c
 
 static uint64_t coop_nchunks(uint64_t bytes)
 {
-    return (bytes + COOP_CHUNK - 1) / COOP_CHUNK;
+    uint64_t chunk = coop_chunk_bytes(bytes);
+    return (bytes + chunk - 1) / chunk;
 }
 
 /* Root: help every reader that asked for it (round r; reader j's block at
@@ -190,7 +210,7 @@ static void coop_help_readers(struct weft_coll_shm *sh, uint64_t r, const char *
     }
 }
 
-/* Reader of an offer of o->total >= COOP_MIN bytes at src in the root: ask
+/* Reader of an offer of o->total >= coop_from(sh) bytes at src in the root: ask
  * for help when the block lands whole and contiguous at dst (else say no
  * and return -1: the caller pulls alone with cma_take). */
 static int coop_read(struct weft_coll_shm *sh, uint64_t r, const cma_offer_t *o, uint64_t src,
@@ -221,7 +241,7 @@ int weft_coll_shm_cma_bcast_root(struct weft_coll_shm *sh, const void *buf, MPI_
 
     weft_coll_shm_round_reuse(sh, r, 1);
     cma_offer(&ready_pkt(sh, r)[0], r, (const char *)buf + dt->true_lb, total, 0);
-    if ((uint64_t)total >= COOP_MIN) {
+    if ((uint64_t)total >= coop_from(sh)) {
         coop_help_readers(sh, r, (const char *)buf + dt->true_lb, 0, (uint64_t)total);
     }
     round_end(sh, r);
@@ -251,7 +271,7 @@ int weft_coll_shm_cma_scatter_root(struct weft_coll_shm *sh, const blocks_t *b, 
     uint64_t r = round_begin(sh);
     weft_coll_shm_round_reuse(sh, r, 1);
     cma_offer(&ready_pkt(sh, r)[0], r, base, block, stride);
-    if ((uint64_t)block >= COOP_MIN) {
+    if ((uint64_t)block >= coop_from(sh)) {
         coop_help_readers(sh, r, base, stride, (uint64_t)block);
     }
     round_end(sh, r);
@@ -314,7 +334,7 @@ int weft_coll_shm_cma_scatterv_root(struct weft_coll_shm *sh, const void *sbuf,
                 cma_offer(l, r, src, bj, 0);
                 continue;
             }
-            if ((uint64_t)bj < COOP_MIN) { /* its reader pulls alone (see coop_read) */
+            if ((uint64_t)bj < coop_from(sh)) { /* its reader pulls alone (see coop_read) */
                 continue;
             }
             weft_coll_shm_wait_word_ge(&l->word[SCATTERV_COOP_ASKED], r);
@@ -349,7 +369,7 @@ int weft_coll_shm_cma_scatterv_read(struct weft_coll_shm *sh, uint64_t r, const 
         return -1;
     }
     rc = -1;
-    if (o.total >= COOP_MIN) { /* the root waits for an answer: help, or pull alone */
+    if (o.total >= coop_from(sh)) { /* the root waits for an answer: help, or pull alone */
         line_t  *w      = (line_t *)l; /* our own line: nobody else writes it this round */
         int      whole  = rdt->is_contig && (MPI_Count)o.total == mine;
         uint64_t chunks = whole ? coop_nchunks(o.total) : 0;
@@ -387,7 +407,7 @@ int weft_coll_shm_cma_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Co
     void       *tmp     = NULL;
     const void *src     = NULL;
 
-    int         coop = !all && (uint64_t)block >= COOP_MIN; /* block matches everywhere */
+    int         coop = !all && (uint64_t)block >= coop_from(sh); /* block matches everywhere */
     MPI_Count   offered = block;
 
     weft_coll_shm_round_reuse(sh, r, 1);
@@ -454,6 +474,101 @@ int weft_coll_shm_cma_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Co
     }
     free(tmp);
     return rc;
+}
+
+/* Gatherv from a block of at least the CMA size: the contributor offers
+ * its buffer on its post line instead of writing pieces (the root tells an
+ * offer by its size tag, weft_coll_shm_cma_usable) and returns once the
+ * root has it. For a block from sh->coop_from both copy: the
+ * root answers in the contributor's small area of the round, unused by a
+ * contributor that offers (word 0 its destination, 0 to pull alone; word 1
+ * its pid; word 2 the round, written last; both round words cleared by the
+ * contributor before it offers). Word 3 is the round once the root has the
+ * block: the contributor returns then, not when the root has every block
+ * (np 4 OSU-style 128-512 KiB, with the root also taking the posts in the
+ * order they come: 25-29/40-46/79-93 us, against 42-46/69-81/122-133 with
+ * every contributor waiting for the whole call, in rank order). */
+enum { ASK_DST, ASK_PID, ASK_ROUND, ASK_TAKEN };
+
+int weft_coll_shm_cma_gatherv_offer(struct weft_coll_shm *sh, uint64_t r, const void *sbuf,
+                                    MPI_Count scount, const weft_datatype_t *sdt, MPI_Count mine)
+{
+    line_t     *l   = post_line(sh, sh->me, r);
+    uint64_t   *ask = (uint64_t *)(void *)contrib(sh, sh->me, r, SMALL_BYTES);
+    void       *tmp;
+    const void *src     = cma_source(sbuf, scount, sdt, mine, &tmp);
+    MPI_Count   offered = mine;
+    int         rc      = MPI_SUCCESS;
+
+    if (src == NULL) { /* offer an empty block: the root reports a mismatch */
+        rc      = weft_error(MPI_ERR_NO_MEM, "a gatherv: no memory to pack the send block");
+        src     = "";
+        offered = 0;
+    }
+    weft_coll_shm_round_reuse(sh, r, 1);
+    __atomic_store_n(&ask[ASK_ROUND], 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&ask[ASK_TAKEN], 0, __ATOMIC_RELAXED);
+    l->word[GATHER_COOP_CTR + CTR_NEXT] = 0;
+    l->word[GATHER_COOP_CTR + CTR_DONE] = 0;
+    l->word[GATHER_COOP_CTR + CTR_ERR]  = 0;
+    cma_offer(l, r, src, offered, 0);
+    round_end(sh, r);
+    if ((uint64_t)offered >= coop_from(sh)) {
+        weft_coll_shm_wait_word_ge(&ask[ASK_ROUND], r);
+        uint64_t dst = __atomic_load_n(&ask[ASK_DST], __ATOMIC_RELAXED);
+        if (dst != 0) {
+            coop_chunks(&l->word[GATHER_COOP_CTR], coop_nchunks((uint64_t)offered),
+                        (int32_t)ask[ASK_PID], (uint64_t)(uintptr_t)src, dst, (uint64_t)offered, 1);
+        }
+    }
+    weft_coll_shm_wait_word_ge(&ask[ASK_TAKEN], r); /* the root has my block */
+    free(tmp);
+    return rc;
+}
+
+static int gatherv_take(const struct weft_coll_shm *sh, uint64_t r, const cma_offer_t *o, line_t *l, uint64_t *ask, void *buf, MPI_Count count, const weft_datatype_t *dt)
+{
+    MPI_Count bytes = count * dt->size;
+    int       coop  = dt->is_contig && (MPI_Count)o->total == bytes;
+
+    if (o->total >= coop_from(sh)) { /* it waits for our answer */
+        ask[ASK_DST] = coop ? (uint64_t)(uintptr_t)((char *)buf + dt->true_lb) : 0;
+        ask[ASK_PID] = (uint64_t)getpid();
+        __atomic_store_n(&ask[ASK_ROUND], r, __ATOMIC_RELEASE);
+    }
+    if ((MPI_Count)o->total != bytes) {
+        return weft_error(MPI_ERR_TRUNCATE, "ranks passed different amounts of data to a gatherv "
+                          "(a local rank sends %llu bytes, the root's receive count says %lld)",
+                          (unsigned long long)o->total, (long long)bytes);
+    }
+    if (coop && o->total >= coop_from(sh)) {
+        uint64_t chunks = coop_nchunks(o->total);
+        coop_chunks(&l->word[GATHER_COOP_CTR], chunks, o->pid,
+                    (uint64_t)(uintptr_t)((char *)buf + dt->true_lb), o->addr, o->total, 0);
+        return coop_finish(&l->word[GATHER_COOP_CTR], chunks, o->total, o->pid, "a gatherv");
+    }
+    return cma_pull(o->pid, o->addr, bytes, buf, count, dt, "a gatherv");
+}
+
+int weft_coll_shm_cma_gatherv_take(struct weft_coll_shm *sh, uint64_t r, int j, void *buf,
+                                   MPI_Count count, const weft_datatype_t *dt)
+{
+    line_t     *l   = post_line(sh, j, r);
+    uint64_t   *ask = (uint64_t *)(void *)contrib(sh, j, r, SMALL_BYTES);
+    cma_offer_t o;
+    int         rc;
+
+    if (!weft_coll_shm_cma_usable(sh) || !is_offer(l, &o)) {
+        return -1;
+    }
+    rc = gatherv_take(sh, r, &o, l, ask, buf, count, dt);
+    __atomic_store_n(&ask[ASK_TAKEN], r, __ATOMIC_RELEASE); /* j may leave */
+    return rc;
+}
+
+int weft_coll_shm_cma_is_offer(const struct weft_coll_shm *sh, const line_t *l)
+{
+    return weft_coll_shm_cma_usable(sh) && seq_size(load(l)) == CMA_OFFER_TAG;
 }
 
 /* Every rank offers its n send blocks (contiguous in place, else packed
@@ -529,7 +644,7 @@ int weft_coll_shm_cma_bcast_read(struct weft_coll_shm *sh, uint64_t r, const lin
     if (!is_offer(l, &o)) {
         return -1;
     }
-    if (o.total >= COOP_MIN) {
+    if (o.total >= coop_from(sh)) {
         rc = coop_read(sh, r, &o, o.addr, (char *)buf + dt->true_lb,
                        dt->is_contig && (MPI_Count)o.total <= total, "a broadcast");
     }
@@ -545,7 +660,7 @@ int weft_coll_shm_cma_scatter_read(struct weft_coll_shm *sh, uint64_t r, const l
     if (!is_offer(l, &o)) {
         return -1;
     }
-    if (o.total >= COOP_MIN) {
+    if (o.total >= coop_from(sh)) {
         rc = coop_read(sh, r, &o, o.addr + o.stride * (uint64_t)sh->me,
                        (char *)b->rbuf + b->rdt->true_lb,
                        b->rdt->is_contig && (MPI_Count)o.total == block, "a scatter");

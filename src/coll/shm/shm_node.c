@@ -640,6 +640,9 @@ int weft_coll_shm_node_gatherv(struct weft_coll_shm *sh, const void *sbuf, MPI_C
         return MPI_SUCCESS;
     }
     r = round_begin(sh);
+    if (me != lroot && weft_coll_shm_cma_usable(sh) && weft_coll_shm_cma_wanted(sh, mine)) {
+        return weft_coll_shm_cma_gatherv_offer(sh, r, sbuf, scount, sdt, mine);
+    }
     if (me != lroot) {
         size_t   len    = round_piece(mine, 0);
         uint64_t pieces = slot_pieces(mine), base;
@@ -684,13 +687,29 @@ int weft_coll_shm_node_gatherv(struct weft_coll_shm *sh, const void *sbuf, MPI_C
     if (in_slot(round_piece(most, 0))) {
         weft_coll_shm_prefault(sh, 0, most);
     }
-    for (int j = 0; j < n; j++) { /* the root writes nothing into the region */
+    /* the first pieces in the order they come (a contributor whose CPU
+     * another rank has is taken last, not waited for while others wait for
+     * us); rank order without memory for the list */
+    unsigned char  few[64], *pending = n <= 64 ? few : malloc((size_t)n);
+    for (int j = 0; pending != NULL && j < n; j++) {
+        pending[j] = j != me;
+    }
+    for (int i = 0; i < n; i++) { /* the root writes nothing into the region */
+        int j = pending != NULL ? (i < n - 1 ? weft_coll_shm_wait_any_post(sh, r, pending) : me) : i;
         MPI_Count bj = rcounts[j] * rdt->size;
         size_t    lj = round_piece(bj, 0);
         if (j == me) {
             continue;
         }
-        if (post_in(sh, j, r, bj, "a gatherv", &rc)) {
+        if (pending != NULL) {
+            pending[j] = 0;
+        }
+        weft_coll_shm_wait_ge(post_line(sh, j, r), r);
+        int crc = weft_coll_shm_cma_gatherv_take(sh, r, j, (char *)rbuf + rdispls[j] * rdt->extent,
+                                                 rcounts[j], rdt);
+        if (crc >= 0) {
+            rc = rc == MPI_SUCCESS ? crc : rc;
+        } else if (post_in(sh, j, r, bj, "a gatherv", &rc)) {
             if (lj > 0) {
                 weft_dt_unpack(rdt, rcounts[j], (char *)rbuf + rdispls[j] * rdt->extent, 0,
                                contrib(sh, j, r, lj), (MPI_Count)lj);
@@ -700,6 +719,9 @@ int weft_coll_shm_node_gatherv(struct weft_coll_shm *sh, const void *sbuf, MPI_C
             publish(&sh->taken[j], load(&sh->taken[j]) + pieces);
         }
     }
+    if (pending != few) {
+        free(pending);
+    }
     /* the further pieces, a round-robin over the writers so that each can
      * run NSLOT - 1 pieces ahead (round r stays open meanwhile, so the
      * posts read above stay in place) */
@@ -707,7 +729,8 @@ int weft_coll_shm_node_gatherv(struct weft_coll_shm *sh, const void *sbuf, MPI_C
         uint64_t k = (uint64_t)(off / SLOT_BYTES);
         for (int j = 0; j < n; j++) {
             MPI_Count bj = rcounts[j] * rdt->size;
-            if (j == me || bj <= off || !seq_size_is(load(post_line(sh, j, r)), bj)) {
+            if (j == me || bj <= off || !seq_size_is(load(post_line(sh, j, r)), bj) ||
+                weft_coll_shm_cma_is_offer(sh, post_line(sh, j, r))) {
                 continue;
             }
             uint64_t t = load(&sh->taken[j]); /* pieces before this call + k */

@@ -116,6 +116,29 @@ void weft_coll_shm_wait_word_ge(const uint64_t *w, uint64_t v)
     wait_word(w, UINT64_MAX, v);
 }
 
+int weft_coll_shm_wait_any_post(struct weft_coll_shm *sh, uint64_t r, const unsigned char *pending)
+{
+    weft_wait_t w8 = {0};
+    for (;;) {
+        for (int j = 0; j < sh->n; j++) {
+            if (pending[j] && (load(post_line(sh, j, r)) & SEQ_ROUND_MASK) >= r) {
+                return j;
+            }
+        }
+        if ((w8.polls & 7) == 7) {
+            weft_progress_poll();
+            if (weft_coll_shm_member_lost(running)) {
+                for (int j = 0; j < sh->n; j++) {
+                    if (pending[j]) {
+                        return j;
+                    }
+                }
+            }
+        }
+        weft_wait_step(&w8);
+    }
+}
+
 /* lines[j * stride] >= v for every j != skip */
 void weft_coll_shm_wait_all(const line_t *lines, size_t stride, int n, int skip, uint64_t v)
 {
@@ -313,6 +336,10 @@ int weft_coll_shm_setup(weft_comm_t *comm)
          * connect, which may not permit it) */
         sh->barrier_all_read = sh->n <= BARRIER_ALL_READ_MAX && !shared;
         sh->cma_from         = weft_p2p_shm_cma_from();
+        sh->coop_from        = weft_p2p_shm_coop_from();
+        if (sh->coop_from > COLL_COOP_MAX) {
+            sh->coop_from = COLL_COOP_MAX;
+        }
         for (int j = 0; j < node->size; j++) {
             if (node->peer_world[j] >= weft_dev.size) {
                 sh->cma_from = SIZE_MAX;

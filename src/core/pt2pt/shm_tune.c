@@ -76,3 +76,8 @@ size_t weft_p2p_shm_cma_from(void)
     size_t from = p2p.eager_limit + 1; /* the protocol's own rule: above eager, by CMA from */
     return p2p.cma_threshold > from ? p2p.cma_threshold : from;
 }
+
+size_t weft_p2p_shm_coop_from(void)
+{
+    return p2p.cma ? p2p.coop_threshold : SIZE_MAX;
+}
