@@ -416,6 +416,9 @@ static inline int weft_coll_shm_cma_wanted(const struct weft_coll_shm *sh, MPI_C
 {
     return bytes > 0 && (size_t)bytes >= sh->cma_from;
 }
+/* The size tag of a line that holds a CMA offer (a chunk round's tag is
+ * the bytes of its block, see weft_coll_shm_cma_usable). */
+#define WEFT_COLL_SHM_CMA_OFFER_TAG ((MPI_Count)SEQ_SIZE_MASK)
 /* Offers can be told from chunk rounds by their size tag alone: CMA is on
  * and starts below the all-ones tag, so no chunk round's block carries it
  * (the forms whose readers cannot know the root's choice, scatterv). */

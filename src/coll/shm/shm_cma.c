@@ -23,7 +23,7 @@
 #include "core/errors.h"
 #include "transport/shm/shm_coll.h"
 
-#define CMA_OFFER_TAG ((MPI_Count)SEQ_SIZE_MASK)
+#define CMA_OFFER_TAG WEFT_COLL_SHM_CMA_OFFER_TAG
 
 typedef struct {
     uint64_t addr;   /* the data (block j of a scatter at addr + j * stride) */
