@@ -210,6 +210,18 @@ static void coop_help_readers(struct weft_coll_shm *sh, uint64_t r, const char *
     }
 }
 
+/* A reader's request in its line l: copy `chunks` chunks into dst in this
+ * process (0: it pulls alone), counters from zero. */
+static void coop_ask(line_t *l, void *dst, uint64_t chunks)
+{
+    l->word[COOP_DST]            = (uint64_t)(uintptr_t)dst;
+    l->word[COOP_PID]            = (uint64_t)getpid();
+    l->word[COOP_CHUNKS]         = chunks;
+    l->word[COOP_CTR + CTR_NEXT] = 0;
+    l->word[COOP_CTR + CTR_DONE] = 0;
+    l->word[COOP_CTR + CTR_ERR]  = 0;
+}
+
 /* Reader of an offer of o->total >= coop_from(sh) bytes at src in the root: ask
  * for help when the block lands whole and contiguous at dst (else say no
  * and return -1: the caller pulls alone with cma_take). */
@@ -220,12 +232,7 @@ static int coop_read(struct weft_coll_shm *sh, uint64_t r, const cma_offer_t *o,
     uint64_t n = whole ? coop_nchunks(o->total) : 0;
 
     weft_coll_shm_round_reuse(sh, r, 1);
-    l->word[COOP_DST]              = (uint64_t)(uintptr_t)dst;
-    l->word[COOP_PID]              = (uint64_t)getpid();
-    l->word[COOP_CHUNKS]           = n;
-    l->word[COOP_CTR + CTR_NEXT]   = 0;
-    l->word[COOP_CTR + CTR_DONE]   = 0;
-    l->word[COOP_CTR + CTR_ERR]    = 0;
+    coop_ask(l, dst, n);
     publish(l, seq_make(r, 0, 0));
     if (n == 0) {
         return -1;
@@ -374,12 +381,7 @@ int weft_coll_shm_cma_scatterv_read(struct weft_coll_shm *sh, uint64_t r, const 
         int      whole  = rdt->is_contig && (MPI_Count)o.total == mine;
         uint64_t chunks = whole ? coop_nchunks(o.total) : 0;
         void    *dst    = (char *)rbuf + rdt->true_lb;
-        w->word[COOP_DST]            = (uint64_t)(uintptr_t)dst;
-        w->word[COOP_PID]            = (uint64_t)getpid();
-        w->word[COOP_CHUNKS]         = chunks;
-        w->word[COOP_CTR + CTR_NEXT] = 0;
-        w->word[COOP_CTR + CTR_DONE] = 0;
-        w->word[COOP_CTR + CTR_ERR]  = 0;
+        coop_ask(w, dst, chunks);
         __atomic_store_n(&w->word[SCATTERV_COOP_ASKED], r, __ATOMIC_RELEASE);
         if (chunks > 0) {
             coop_chunks(&w->word[COOP_CTR], chunks, o.pid, (uint64_t)(uintptr_t)dst, o.addr,
@@ -396,6 +398,23 @@ int weft_coll_shm_cma_scatterv_read(struct weft_coll_shm *sh, uint64_t r, const 
                         (unsigned long long)o.total);
     }
     return rc;
+}
+
+/* Wait for local rank j's offer of round r into *o: 0, and a mismatch in
+ * *rc (the first), when it is not an offer of `block` bytes. */
+static int offer_in(struct weft_coll_shm *sh, int j, uint64_t r, MPI_Count block, const char *what,
+                    cma_offer_t *o, int *rc)
+{
+    weft_coll_shm_wait_ge(post_line(sh, j, r), r);
+    if (is_offer(post_line(sh, j, r), o) && (MPI_Count)o->total == block) {
+        return 1;
+    }
+    if (*rc == MPI_SUCCESS) {
+        *rc = weft_error(MPI_ERR_TRUNCATE, "ranks passed different amounts of data to %s (%lld "
+                         "bytes per block here, not what local rank %d offers)", what,
+                         (long long)block, j);
+    }
+    return 0;
 }
 
 /* A gather(v) contributor's small area of a round in which it offers its
@@ -463,13 +482,7 @@ int weft_coll_shm_cma_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Co
         if (pending != NULL) {
             pending[j] = 0;
         }
-        weft_coll_shm_wait_ge(post_line(sh, j, r), r);
-        if (!is_offer(post_line(sh, j, r), &o) || (MPI_Count)o.total != block) {
-            if (rc == MPI_SUCCESS) {
-                rc = weft_error(MPI_ERR_TRUNCATE, "ranks passed different amounts of data "
-                                "to a gather (%lld bytes here, not what local rank %d "
-                                "offers)", (long long)block, j);
-            }
+        if (!offer_in(sh, j, r, block, "a gather", &o, &rc)) {
             if (!all) {
                 __atomic_store_n(&ask_words(sh, j, r)[ASK_TAKEN], r, __ATOMIC_RELEASE);
             }
@@ -638,13 +651,7 @@ int weft_coll_shm_cma_alltoall(struct weft_coll_shm *sh, const blocks_t *b, MPI_
     for (int k = 1; k < n; k++) {
         int         j = (me + k) % n;
         cma_offer_t o;
-        weft_coll_shm_wait_ge(post_line(sh, j, r), r);
-        if (!is_offer(post_line(sh, j, r), &o) || (MPI_Count)o.total != block) {
-            if (rc == MPI_SUCCESS) {
-                rc = weft_error(MPI_ERR_TRUNCATE, "ranks passed different amounts of data to an "
-                                "alltoall (%lld bytes per block here, not what local rank %d "
-                                "offers)", (long long)block, j);
-            }
+        if (!offer_in(sh, j, r, block, "an alltoall", &o, &rc)) {
             continue;
         }
         if (rc == MPI_SUCCESS) {
