@@ -304,8 +304,14 @@ int weft_coll_shm_setup(weft_comm_t *comm)
     struct weft_coll_comm *cc = weft_coll_comm_get(comm);
     struct weft_coll_shm  *sh;
     weft_comm_t           *node = comm;
-    char                   name[WEFT_SHM_REGION_NAME_MAX] = "";
-    int                    rc = MPI_SUCCESS, ok;
+    /* local rank 0's region name and cooperative-copy size: a reader and a
+     * root that disagree on the latter would wait for each other */
+    struct {
+        char     name[WEFT_SHM_REGION_NAME_MAX];
+        uint64_t coop_from;
+    } msg = {"", 0};
+    char *name = msg.name;
+    int   rc   = MPI_SUCCESS, ok;
 
     if (cc->shm_state != 0) {
         return MPI_SUCCESS;
@@ -355,13 +361,15 @@ int weft_coll_shm_setup(weft_comm_t *comm)
             if (sh == NULL || sh->base == NULL) {
                 name[0] = '\0';
             }
+            msg.coop_from = sh != NULL ? (uint64_t)sh->coop_from : 0;
             for (int j = 1; j < node->size && rc == MPI_SUCCESS; j++) {
-                rc = weft_send_bytes(name, sizeof(name), j, tag, node);
+                rc = weft_send_bytes(&msg, sizeof(msg), j, tag, node);
             }
         } else {
-            rc = weft_recv_bytes(name, sizeof(name), 0, tag, node);
+            rc = weft_recv_bytes(&msg, sizeof(msg), 0, tag, node);
             if (rc == MPI_SUCCESS && name[0] != '\0' && sh != NULL) {
-                sh->base = weft_shm_region_attach(name, sh->bytes);
+                sh->base      = weft_shm_region_attach(name, sh->bytes);
+                sh->coop_from = (size_t)msg.coop_from;
             }
         }
         ok = ok && rc == MPI_SUCCESS && sh->base != NULL;
