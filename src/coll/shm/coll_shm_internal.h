@@ -426,6 +426,11 @@ static inline int weft_coll_shm_cma_usable(const struct weft_coll_shm *sh)
 {
     return sh->cma_from < (size_t)SEQ_SIZE_MASK;
 }
+/* Does line l hold an offer (only where offers can be told apart)? */
+static inline int weft_coll_shm_cma_is_offer(const struct weft_coll_shm *sh, const line_t *l)
+{
+    return weft_coll_shm_cma_usable(sh) && seq_size(load(l)) == WEFT_COLL_SHM_CMA_OFFER_TAG;
+}
 /* Root of a contiguous bcast of total bytes: offer it, help, wait for all. */
 int weft_coll_shm_cma_bcast_root(struct weft_coll_shm *sh, const void *buf, MPI_Count total,
                                  const weft_datatype_t *dt);
@@ -459,8 +464,6 @@ int weft_coll_shm_cma_gatherv_offer(struct weft_coll_shm *sh, uint64_t r, const 
  * it into (buf, count, dt), an MPI code; -1 when it is not an offer. */
 int weft_coll_shm_cma_gatherv_take(struct weft_coll_shm *sh, uint64_t r, int j, void *buf,
                                    MPI_Count count, const weft_datatype_t *dt);
-/* Is the post in l an offer (only where offers can be told apart)? */
-int weft_coll_shm_cma_is_offer(const struct weft_coll_shm *sh, const line_t *l);
 /* Gather on lroot, or allgather (all): one round, every rank's block
  * offered and pulled; a rank returns when the receivers are done with it. */
 int weft_coll_shm_cma_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Count block, int all,

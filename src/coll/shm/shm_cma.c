@@ -23,8 +23,6 @@
 #include "core/errors.h"
 #include "transport/shm/shm_coll.h"
 
-#define CMA_OFFER_TAG WEFT_COLL_SHM_CMA_OFFER_TAG
-
 typedef struct {
     uint64_t addr;   /* the data (block j of a scatter at addr + j * stride) */
     uint64_t total;  /* bytes (per block) */
@@ -40,12 +38,12 @@ static void cma_offer(line_t *l, uint64_t r, const void *addr, MPI_Count bytes, 
     cma_offer_t o = {(uint64_t)(uintptr_t)addr, (uint64_t)bytes, (uint64_t)stride,
                      (int32_t)getpid()};
     memcpy(l->data, &o, sizeof(o));
-    publish(l, seq_make(r, CMA_OFFER_TAG, 1));
+    publish(l, seq_make(r, WEFT_COLL_SHM_CMA_OFFER_TAG, 1));
 }
 
 static int is_offer(const line_t *l, cma_offer_t *o)
 {
-    if (seq_size(load(l)) != CMA_OFFER_TAG) {
+    if (seq_size(load(l)) != WEFT_COLL_SHM_CMA_OFFER_TAG) {
         return 0;
     }
     memcpy(o, l->data, sizeof(*o));
@@ -352,7 +350,7 @@ int weft_coll_shm_cma_scatterv_root(struct weft_coll_shm *sh, const void *sbuf,
             }
         }
         if (pass == 0) {
-            publish(&ready_pkt(sh, r)[0], seq_make(r, CMA_OFFER_TAG, 1));
+            publish(&ready_pkt(sh, r)[0], seq_make(r, WEFT_COLL_SHM_CMA_OFFER_TAG, 1));
         }
     }
     round_end(sh, r);
@@ -563,7 +561,8 @@ int weft_coll_shm_cma_gatherv_offer(struct weft_coll_shm *sh, uint64_t r, const 
     return rc;
 }
 
-static int gatherv_take(const struct weft_coll_shm *sh, uint64_t r, const cma_offer_t *o, line_t *l, uint64_t *ask, void *buf, MPI_Count count, const weft_datatype_t *dt)
+static int gatherv_take(const struct weft_coll_shm *sh, uint64_t r, const cma_offer_t *o, line_t *l,
+                        uint64_t *ask, void *buf, MPI_Count count, const weft_datatype_t *dt)
 {
     MPI_Count bytes = count * dt->size;
     int       coop  = dt->is_contig && (MPI_Count)o->total == bytes;
@@ -601,11 +600,6 @@ int weft_coll_shm_cma_gatherv_take(struct weft_coll_shm *sh, uint64_t r, int j, 
     rc = gatherv_take(sh, r, &o, l, ask, buf, count, dt);
     __atomic_store_n(&ask[ASK_TAKEN], r, __ATOMIC_RELEASE); /* j may leave */
     return rc;
-}
-
-int weft_coll_shm_cma_is_offer(const struct weft_coll_shm *sh, const line_t *l)
-{
-    return weft_coll_shm_cma_usable(sh) && seq_size(load(l)) == CMA_OFFER_TAG;
 }
 
 /* Every rank offers its n send blocks (contiguous in place, else packed

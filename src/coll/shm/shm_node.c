@@ -584,8 +584,8 @@ int weft_coll_shm_node_scatterv(struct weft_coll_shm *sh, const void *sbuf, cons
              * KiB). */
             int early = n > 2 && !in_slot((size_t)mine);
             weft_coll_shm_wait_ge(early ? post_line(sh, me, r) : &pkt[0], r);
-            if (off == 0 && seq_size(load(early ? post_line(sh, me, r) : &pkt[0])) ==
-                                WEFT_COLL_SHM_CMA_OFFER_TAG) { /* the whole call, in one round */
+            if (off == 0 && weft_coll_shm_cma_is_offer(sh, early ? post_line(sh, me, r) : &pkt[0])) {
+                /* the whole call, in one round */
                 int crc = weft_coll_shm_cma_scatterv_read(sh, r, post_line(sh, me, r), rbuf,
                                                           rcount, rdt, mine);
                 if (crc >= 0) {
