@@ -169,7 +169,7 @@ static int print_tuning(void)
            costs.cpu_vendor[0] ? costs.cpu_vendor : "unknown", (int)costs.cpu_family,
            (int)costs.cpu_model, (unsigned long long)(costs.l2_bytes >> 10));
     if (costs.cma_ns > 0) {
-        printf("  %-14s CMA %llu ns, memcpy %llu ns, between the cores %llu ns (slower copy alone "
+        printf("  %-14s CMA %llu ns, memcpy %llu ns, between the cores %llu ns (streamed "
                "%u) per %llu KiB\n",
                "costs", (unsigned long long)costs.cma_ns, (unsigned long long)costs.copy_ns,
                (unsigned long long)costs.xcopy_ns, costs.xcopy_step_ns,

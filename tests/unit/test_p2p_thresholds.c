@@ -51,7 +51,7 @@ static weft_p2p_thresholds_t choose(weft_shm_costs_t c)
 {
     weft_p2p_thresholds_t t;
     memset(&t, 0, sizeof(t));
-    weft_p2p_thresholds_measured(&c, RING_PAYLOAD, &t);
+    weft_p2p_thresholds_measured(&c, RING_PAYLOAD, 0, &t);
     return t;
 }
 
@@ -140,28 +140,54 @@ int main(void)
     CHECK(amd_slow.coop_threshold == 256u << 10 && amd.coop_threshold < amd_slow.coop_threshold,
           "coop %zu / %zu", amd_slow.coop_threshold, amd.coop_threshold);
 
-    /* A lone message's two copies in turn slower than CMA, but the slower
-     * of them alone faster: the pipeline, which overlaps them, keeps the
-     * cached sizes and eager stays at the lone-message crossover (the
-     * family 26 VM in a slow phase: E 10 GB/s, B 17; forced pipeline bw
-     * 33-37 GB/s against CMA's 13-17). */
+    /* A lone message's two copies in turn slower than CMA, but streamed
+     * through two slots they beat it by the margin: the pipeline, which
+     * overlaps them, keeps the cached sizes and eager stays at the
+     * lone-message crossover (the family 26 VM in a slow phase: E 10
+     * GB/s, B 17; forced pipeline bw 33-37 GB/s against CMA's 13-17). */
     {
         weft_shm_costs_t slow = costs(1191, 1912, 130, 1u << 20);
         slow.xcopy_ns          = 1640;
-        slow.xcopy_step_ns     = 820;
+        slow.xcopy_step_ns     = 470; /* ~35 GB/s */
         weft_p2p_thresholds_t t = choose(slow);
         CHECK(t.eager_limit == 32 * 1024 && t.cma_threshold == 8u << 20, "eager %zu cma %zu (%s)",
               t.eager_limit, t.cma_threshold, t.why);
-        CHECK(strstr(t.why, "overlap") != NULL, "%s", t.why);
-        /* the copy in alone slower than CMA (family 25: in ~8 GB/s, out
-         * ~40): CMA, as without the step */
-        slow.xcopy_step_ns = 2048;
+        CHECK(strstr(t.why, "streamed copies beat CMA") != NULL, "%s", t.why);
+        /* streamed at 20 GB/s, under 1.5 B: CMA (the family 25 VM
+         * streamed 6-14 GB/s against B 14.5, and its pipeline moved
+         * 7-8.5 against CMA's 13-15) */
+        slow.xcopy_step_ns = 820;
         t                  = choose(slow);
-        CHECK(t.cma_threshold == 0 && strstr(t.why, "overlap") == NULL, "cma %zu (%s)",
+        CHECK(t.cma_threshold == 0 && strstr(t.why, "streamed copies") == NULL, "cma %zu (%s)",
               t.cma_threshold, t.why);
         slow.xcopy_step_ns = 0; /* unknown: as before */
         t                  = choose(slow);
         CHECK(t.cma_threshold == 0, "cma %zu (%s)", t.cma_threshold, t.why);
+    }
+
+    /* The family 25 VM when its probe reads a lone message as fast as CMA
+     * (1242 ns per 16 KiB, CMA 2474) but streams at 12 GB/s: no
+     * pipeline, and eager stops under both sides' CMA (2 F B ~40 KiB ->
+     * 32 KiB; measured latency 64 KiB eager 5.2 against CMA 4.1 us). With
+     * more ranks than CPUs there is no cooperative copy, and no cut. */
+    {
+        weft_shm_costs_t z = costs(1652, 2474, 270, 1u << 20);
+        z.xcopy_ns          = 1242;
+        z.xcopy_step_ns     = 1355;
+        weft_p2p_thresholds_t t = choose(z);
+        CHECK(t.eager_limit == 32 * 1024 && t.cma_threshold == 0, "eager %zu cma %zu (%s)",
+              t.eager_limit, t.cma_threshold, t.why);
+        CHECK(strstr(t.why, "under both sides' CMA") != NULL, "%s", t.why);
+        weft_p2p_thresholds_t over;
+        memset(&over, 0, sizeof(over));
+        weft_p2p_thresholds_measured(&z, RING_PAYLOAD, 1, &over);
+        CHECK(over.eager_limit == 64 * 1024 && over.cma_threshold == 0, "eager %zu cma %zu (%s)",
+              over.eager_limit, over.cma_threshold, over.why);
+        /* the same read with a 2 us lone message: eager 32 KiB by n* */
+        z.xcopy_ns = 1900;
+        t          = choose(z);
+        CHECK(t.eager_limit == 32 * 1024 && t.cma_threshold == 0, "eager %zu cma %zu (%s)",
+              t.eager_limit, t.cma_threshold, t.why);
     }
 
     /* no CMA: eager up to a quarter of the ring, pipeline above */
@@ -173,10 +199,10 @@ int main(void)
         weft_p2p_thresholds_t big;
         weft_shm_costs_t      bc = costs(0, 0, 110, 1u << 20);
         memset(&big, 0, sizeof(big));
-        weft_p2p_thresholds_measured(&bc, (512u << 10) - 16, &big);
+        weft_p2p_thresholds_measured(&bc, (512u << 10) - 16, 0, &big);
         CHECK(big.eager_limit == 64 * 1024, "eager %zu with a 1 MiB ring", big.eager_limit);
         bc = costs(1121, 1833, 110, 1u << 20);
-        weft_p2p_thresholds_measured(&bc, (512u << 10) - 16, &big);
+        weft_p2p_thresholds_measured(&bc, (512u << 10) - 16, 0, &big);
         CHECK(big.eager_limit == 64 * 1024, "eager %zu with a 1 MiB ring", big.eager_limit);
     }
     /* nothing measured: the fixed table */

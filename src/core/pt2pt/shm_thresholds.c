@@ -27,24 +27,42 @@
  * the VM's copy between its vCPUs also drops to ~2 GB/s at times), else
  * taken as E = 1 / (1/C + 1/P). CMA beats it from
  * n* = 1.5 F / (1/E - 1/B) when B > E. That bounds eager, whose lone
- * message copies in turn; the pipeline overlaps the copies of successive
- * slots and moves at the slower of the two alone (S, timed apart by the
- * same probe), so when S >= B it keeps the cached sizes as below (the
- * family 26 VM in a slow phase: E 10, B 17 GB/s, pipeline forced bw 33-37
- * GB/s against CMA's 13-17, latency 1 MiB 32 against 45 us; the family 25
- * VM: copy in ~8, out ~40, B 14.6: CMA). When even the two copies in turn
- * are at least as fast as CMA (the family 26 AMD VM: P ~20-25, E ~21,
- * B ~17 GB/s;
- * measured bw 128 KiB-8 MiB: pipeline 15-60 GB/s, CMA 13-19), it is used
+ * message copies in turn. The pipeline overlaps the copies of successive
+ * slots; the probe streams 256 KiB through two shared half-slots the same
+ * way and times it (S). Against CMA the pipeline is taken to move at S
+ * less a margin (PIPE_STREAM_MARGIN), as it needs both ranks on their
+ * cores and lines moving between them at once, and CMA does not: where
+ * that still beats B it keeps the cached sizes, else it runs up to its
+ * own crossover with CMA, 1.5 F / (margin/S - 1/B), at most the cached
+ * sizes; where both sides copy a CMA message (below), CMA moves at 2 B
+ * from that size, and the pipeline stops there unless it still beats
+ * that (1.5 F / (margin/S - 1/2B)); none where the end is below eager:
+ *   - the family 26 VM: pipeline bw 33-37 GB/s in a slow phase (E 10, B
+ *     17), 55-63 in a fast one, against CMA's 13-17;
+ *   - the family 25 VM: S 6-14 GB/s, B ~14.5, pipeline bw 7-8.5 at 64
+ *     KiB-1 MiB against CMA's 13-15, and 2.2 when its vCPUs trade lines
+ *     slowly (CMA 14 then). The old probe timed the slower copy alone on
+ *     16 KiB hot in cache (7-17 GB/s), and picked the pipeline in some
+ *     jobs.
+ * When even the two copies in turn are at least as fast as CMA and S
+ * passes (the family 26 AMD VM: P ~20-25, E ~21, B ~17 GB/s; measured bw
+ * 128 KiB-8 MiB: pipeline 15-60 GB/s, CMA 13-19), the pipeline is used
  * while the data stay in the last-level cache (8 x L2) and, beyond, while
  * CMA's fixed cost still outweighs the second copy at the same rate
  * (n* = 4 F B: both copy at B, the eager copies on both cores at once),
- * whichever is larger. n* is rounded to the nearest power of two (stable
- * against probe noise). Eager carries what fits in the ring with room for
- * a few messages in flight (a quarter of it); the pipeline the rest up to
- * n*; CMA everything larger. Before issue 18 the model took P = B, so
- * the AMD VM switched from eager 64 KiB (2 copies, 62 GB/s) to CMA at
- * 128 KiB (15 GB/s): the bandwidth cliff.
+ * whichever is larger; S unknown (no stream measured) keeps this rule on
+ * E alone. n* is rounded to the nearest power of two (stable against
+ * probe noise). Eager carries what fits in the ring with room for a few
+ * messages in flight (a quarter of it); the pipeline the rest up to n*;
+ * CMA everything larger. Before issue 18 the model took P = B, so the AMD
+ * VM switched from eager 64 KiB (2 copies, 62 GB/s) to CMA at 128 KiB
+ * (15 GB/s): the bandwidth cliff.
+ *
+ * Where CMA follows eager and both sides copy a CMA message (below), eager
+ * stops at the power of two at or under that size: the cooperative copy
+ * halves CMA's copy, and eager's two copies lose to it (family 25 VM,
+ * eager to 32 against to 64 KiB: latency 64 KiB 4.1 against 5.2 us, bw
+ * level; a probe that read E ~ B had put eager at 64 KiB).
  *
  * Cooperative copy (a contiguous CMA message copied half by the receiver,
  * half by the sender at once): halving the copy saves n / 2B and costs the
@@ -78,6 +96,8 @@
 #define CMA_FIXED_FACTOR 1.5
 /* n* = RNDV_OVERHEAD_FACTOR * F * B where the pipeline copies as fast as
  * CMA (see top) */
+/* The pipeline only where the streamed copies beat CMA by this (see top) */
+#define PIPE_STREAM_MARGIN 1.5
 #define RNDV_OVERHEAD_FACTOR 4.0
 /* Cooperative copy from n = COOP_SPLIT_FACTOR * F * B (see top), at most
  * COOP_MAX_THRESHOLD (the fixed value before the model). */
@@ -119,7 +139,7 @@ size_t weft_p2p_ring_bytes(int local_size)
 }
 
 void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload,
-                                  weft_p2p_thresholds_t *t)
+                                  int oversubscribed, weft_p2p_thresholds_t *t)
 {
     /* a quarter of the ring (ring_payload is half of it, less a header),
      * at most EAGER_RING_CAP_MAX */
@@ -160,19 +180,31 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
     /* the pipeline's reach where it copies at least as fast as CMA (see top) */
     double kept       = RNDV_OVERHEAD_FACTOR * fixed_ns * rate;
     kept              = kept > cache ? kept : cache;
-    double cross      = eager_rate >= rate ? kept /* n* (see top) */
+    /* eager against CMA: a lone message's copies in turn (n*, see top) */
+    double cross      = eager_rate >= rate ? kept
                                            : CMA_FIXED_FACTOR * fixed_ns / (1.0 / eager_rate - 1.0 / rate);
-    size_t nstar      = pow2_nearest(cross);
-    size_t eager      = nstar < ring_cap ? nstar : ring_cap;
-    /* n* above bounds eager (a lone message's copies in turn). The pipeline
-     * overlaps the copies of successive slots, so it moves at the slower
-     * of the two alone; where that beats CMA it keeps the cached sizes. */
-    double step_rate = c->xcopy_step_ns ? (double)c->probe_bytes / (double)c->xcopy_step_ns : 0;
-    int    overlap   = eager_rate < rate && step_rate >= rate;
-    if (overlap) {
-        nstar = pow2_nearest(kept);
+    size_t eager      = pow2_nearest(cross) < ring_cap ? pow2_nearest(cross) : ring_cap;
+    /* the pipeline against CMA: its streamed copies S, less the margin,
+     * where measured (see top); else the lone message's rule above */
+    double step_rate  = c->xcopy_step_ns ? (double)c->probe_bytes / (double)c->xcopy_step_ns : 0;
+    double stream     = step_rate / PIPE_STREAM_MARGIN;
+    double pipe_to    = !c->xcopy_step_ns ? cross
+                      : stream >= rate    ? kept
+                                          : CMA_FIXED_FACTOR * fixed_ns / (1.0 / stream - 1.0 / rate);
+    int    overlap    = c->xcopy_step_ns && stream >= rate; /* keeps the cached sizes */
+    double coop       = COOP_SPLIT_FACTOR * fixed_ns * rate;
+    if (coop < (double)COOP_MAX_THRESHOLD) {
+        t->coop_threshold = ((size_t)coop + 4095) & ~(size_t)4095;
     }
-
+    if (c->xcopy_step_ns && !overlap && !oversubscribed && pipe_to > (double)t->coop_threshold) {
+        /* from the cooperative size CMA copies at 2 B (see top) */
+        double vs_coop = stream >= 2.0 * rate
+                             ? kept
+                             : CMA_FIXED_FACTOR * fixed_ns / (1.0 / stream - 0.5 / rate);
+        pipe_to = vs_coop > (double)t->coop_threshold ? vs_coop : (double)t->coop_threshold;
+    }
+    pipe_to           = c->xcopy_step_ns && pipe_to > kept ? kept : pipe_to;
+    size_t nstar      = pow2_nearest(pipe_to);
     if (eager < MIN_EAGER) {
         eager = MIN_EAGER;
     }
@@ -183,25 +215,31 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
         snprintf(why_eager, sizeof(why_eager), "pipeline copy ~%.1f GB/s (memcpy / %.0f, not "
                  "measured), a lone message's two copies ", pipe_rate, PIPE_COPY_SLOWDOWN);
     }
-    double coop = COOP_SPLIT_FACTOR * fixed_ns * rate;
+    int cma_next = nstar <= eager; /* CMA right above eager */
+    int coop_cut = 0;
+    if (cma_next && !oversubscribed && eager > t->coop_threshold) {
+        eager    = pow2_floor(t->coop_threshold) > MIN_EAGER ? pow2_floor(t->coop_threshold) : MIN_EAGER;
+        coop_cut = 1; /* eager's two copies lose to both sides' CMA (see top) */
+    }
     t->eager_limit   = eager;
-    t->cma_threshold = nstar > eager ? nstar : 0; /* 0: CMA from the eager limit on */
-    if (coop < (double)COOP_MAX_THRESHOLD) {
-        t->coop_threshold = ((size_t)coop + 4095) & ~(size_t)4095;
+    t->cma_threshold = cma_next ? 0 : nstar; /* 0: CMA from the eager limit on */
+    char why_stream[64] = "";
+    if (c->xcopy_step_ns) {
+        snprintf(why_stream, sizeof(why_stream), ", streamed %.1f GB/s", step_rate);
     }
     snprintf(t->table, sizeof(t->table), "measured");
     snprintf(t->why, sizeof(t->why),
              "%s family %d, L2 %llu KiB: CMA %llu ns per 4 KiB, %llu ns per 16 KiB -> fixed "
-             "cost %.0f ns, %.1f GB/s; %s%.1f GB/s -> n* %.1f KiB "
-             "-> eager <= %zu (ring cap %zu), %s%zu; both sides copy from 2 F B = %zu",
+             "cost %.0f ns, %.1f GB/s; %s%.1f GB/s%s -> n* %.1f KiB "
+             "-> eager <= %zu (ring cap %zu%s), %s%zu; both sides copy from 2 F B = %zu",
              c->cpu_vendor[0] ? c->cpu_vendor : "unknown CPU", (int)c->cpu_family,
              (unsigned long long)(c->l2_bytes >> 10), (unsigned long long)c->cma_page_ns,
-             (unsigned long long)c->cma_ns, fixed_ns, rate, why_eager, eager_rate, cross / 1024.0, eager, ring_cap,
-             t->cma_threshold > eager ? (overlap ? "2-copy pipeline (its copies overlap: the slower alone "
-                                                   "beats CMA) up to CMA from "
-                                                 : "2-copy pipeline up to CMA from ")
-                                      : "CMA above ",
-             t->cma_threshold > eager ? t->cma_threshold : eager, t->coop_threshold);
+             (unsigned long long)c->cma_ns, fixed_ns, rate, why_eager, eager_rate, why_stream,
+             cross / 1024.0, eager, ring_cap, coop_cut ? ", under both sides' CMA" : "",
+             !cma_next ? (overlap ? "2-copy pipeline (its streamed copies beat CMA) up to CMA from "
+                                  : "2-copy pipeline up to CMA from ")
+                       : "CMA above ",
+             !cma_next ? t->cma_threshold : eager, t->coop_threshold);
 }
 
 /* ---- rules file ---------------------------------------------------------- */
@@ -361,7 +399,7 @@ int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payloa
     const char *file = weft_tunables.TUNING_FILE;
 
     *foreign = 0;
-    weft_p2p_thresholds_measured(costs, ring_payload, t);
+    weft_p2p_thresholds_measured(costs, ring_payload, oversubscribed, t);
     if (oversubscribed) {
         t->coop_threshold = SIZE_MAX;
         append(t->why, sizeof(t->why), "; no cooperative copy: more ranks on the node than CPUs");

@@ -23,9 +23,10 @@ typedef struct {
 
 /* The choice from measured costs (costs->copy_ns > 0), or the fixed
  * defaults when nothing was measured. ring_payload: the largest eager
- * message the rings carry. */
+ * message the rings carry; oversubscribed: more ranks on the node than
+ * CPUs (no cooperative copy, so it does not bound eager either). */
 void weft_p2p_thresholds_measured(const weft_shm_costs_t *costs, size_t ring_payload,
-                                  weft_p2p_thresholds_t *t);
+                                  int oversubscribed, weft_p2p_thresholds_t *t);
 
 /* The first `pt2pt intra` rule of the file text whose conditions hold for
  * costs overrides the fields it names. Returns 1 when a rule matched, 0 when
@@ -35,8 +36,7 @@ int weft_p2p_thresholds_rules(const char *text, const char *path, const weft_shm
                               weft_p2p_thresholds_t *t, int *foreign, char *err, size_t errlen);
 
 /* The thresholds in force: WEFT_SMP_TUNING=fixed, else the first matching
- * rule of WEFT_TUNING_FILE, else the measured choice (with no cooperative
- * copy when oversubscribed: more ranks on the node than CPUs); an
+ * rule of WEFT_TUNING_FILE, else the measured choice; an
  * explicitly set WEFT_SMP_EAGERSIZE / WEFT_SMP_CMA_THRESHOLD /
  * WEFT_SMP_COOP_THRESHOLD wins over either; the eager limit is capped at
  * ring_payload. 0, or -1 with a message in err (file unreadable or bad).

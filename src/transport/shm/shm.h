@@ -66,8 +66,8 @@ typedef struct weft_shm_costs {
                            * this one copies it out (both copies move lines between the
                            * cores' caches); 0 unknown */
     uint32_t init_ns;     /* what the measurement cost rank 0 (saturates) */
-    uint32_t xcopy_step_ns; /* of that message, the slower of the copy in and the copy out
-                             * alone: a pipeline's step when its slots overlap them; 0 unknown */
+    uint32_t xcopy_step_ns; /* probe_bytes streamed through two shared half-slots, the
+                             * copies in and out overlapped as in a pipeline; 0 unknown */
     uint64_t l2_bytes;    /* L2 cache bytes (0 unknown) */
     char     cpu_vendor[16];
     int32_t  cpu_family;  /* -1 unknown */
@@ -106,20 +106,25 @@ void weft_shm_measure_costs(pid_t pid, const void *remote_src, const void *local
  * starts: the follower (local rank 1, or weft-info's child) writes data,
  * the leader (local rank 0) copies it out. */
 typedef struct {
-    uint32_t      turn; /* 2i: the leader asks for round i; 2i + 1: round i written */
+    uint32_t      turn; /* 2i: the leader asks for round i; 2i + 1: lone round i written */
     int32_t       cpu;  /* where the follower wrote round i */
-    uint32_t      in_ns; /* how long the follower's copy in of round i took */
-    char          pad[52];
+    char          pad0[56];
+    uint32_t      produced; /* stream rounds: half-slots the follower has written */
+    char          pad1[60];
+    uint32_t      consumed; /* ... and the leader has copied out */
+    char          pad2[60];
     unsigned char data[WEFT_SHM_COST_PROBE_BYTES];
 } weft_shm_xcopy_area_t;
 
-/* Leader: the fastest of a few timed rounds (ask, the follower copies the
- * data in, this process copies them out) with the follower on another
+/* Leader: the fastest of a few timed lone rounds (ask, the follower copies
+ * the data in, this process copies them out) with the follower on another
  * CPU, in ns; 0 when no round was written on another
  * CPU (unbound processes sharing one) or the follower did not answer
  * within a few ms (descheduled on an oversubscribed node), and then it is
- * told to stop. Waits yield the CPU. *step_ns: the least, over those
- * rounds, of the slower of the two copies alone (0 with the 0 result). */
+ * told to stop. Waits yield the CPU. *step_ns: a pipeline's cost per
+ * WEFT_SHM_COST_PROBE_BYTES, the fastest of a few stream rounds in which
+ * the follower fills the two halves of the data in turn while this side
+ * empties the other (0 with the 0 result, or no stream round on two CPUs). */
 uint64_t weft_shm_xcopy_lead(weft_shm_xcopy_area_t *area, uint32_t *step_ns);
 /* Follower: writes the data of each round the leader asks for, until the
  * last round or the leader gives up (bounded by the same few ms). */
