@@ -327,10 +327,9 @@ int weft_coll_shm_cma_scatterv_root(struct weft_coll_shm *sh, const void *sbuf,
         for (int j = 0; j < n; j++) {
             line_t     *l  = post_line(sh, j, r);
             MPI_Count   bj = rc == MPI_SUCCESS ? scounts[j] * sdt->size : 0;
-            const char *src = tmp != NULL ? tmp + at
-                              : rc == MPI_SUCCESS
-                                  ? (const char *)sbuf + sdispls[j] * sdt->extent + sdt->true_lb
-                                  : "";
+            const char *src = rc != MPI_SUCCESS ? "" /* nothing to offer: readers see 0 bytes */
+                              : tmp != NULL     ? tmp + at
+                                                : (const char *)sbuf + sdispls[j] * sdt->extent + sdt->true_lb;
             if (j == me) {
                 continue;
             }
@@ -425,6 +424,48 @@ static uint64_t *ask_words(struct weft_coll_shm *sh, int j, uint64_t r)
     return (uint64_t *)(void *)contrib(sh, j, r, SMALL_BYTES);
 }
 
+/* A gather(v) contributor offers its block of `bytes` on its post line l
+ * for round r, counters of a cooperative copy cleared first. Returns the
+ * address offered (*tmp a packed copy, freed by the caller when the round
+ * is over); *offered the bytes (0 with no memory to pack: the root reports
+ * a mismatch, and *rc the error). */
+static const void *gather_offer(line_t *l, uint64_t r, const void *sbuf, MPI_Count scount,
+                                const weft_datatype_t *sdt, MPI_Count bytes, void **tmp,
+                                MPI_Count *offered, int *rc, const char *what)
+{
+    const void *src = cma_source(sbuf, scount, sdt, bytes, tmp);
+
+    *offered = bytes;
+    if (src == NULL) {
+        *rc      = weft_error(MPI_ERR_NO_MEM, "%s: no memory to pack the send block", what);
+        src      = "";
+        *offered = 0;
+    }
+    l->word[GATHER_COOP_CTR + CTR_NEXT] = 0;
+    l->word[GATHER_COOP_CTR + CTR_DONE] = 0;
+    l->word[GATHER_COOP_CTR + CTR_ERR]  = 0;
+    cma_offer(l, r, src, *offered, 0);
+    return src;
+}
+
+/* Both sides copy a gather(v) block of `bytes` (contributor's line l):
+ * the contributor pushes its src into dst in the root's process pid, and
+ * the root pulls o's block into dst and waits for every chunk. */
+static void gather_coop_push(line_t *l, int32_t pid, const void *src, uint64_t dst, uint64_t bytes)
+{
+    coop_chunks(&l->word[GATHER_COOP_CTR], coop_nchunks(bytes), pid, (uint64_t)(uintptr_t)src,
+                dst, bytes, 1);
+}
+
+static int gather_coop_pull(line_t *l, const cma_offer_t *o, void *dst, uint64_t bytes,
+                            const char *what)
+{
+    uint64_t chunks = coop_nchunks(bytes);
+    coop_chunks(&l->word[GATHER_COOP_CTR], chunks, o->pid, (uint64_t)(uintptr_t)dst, o->addr,
+                bytes, 0);
+    return coop_finish(&l->word[GATHER_COOP_CTR], chunks, bytes, o->pid, what);
+}
+
 /* A gather's root: the offers in the order they come (see
  * weft_coll_shm_node_gatherv), each contributor let go once its block is
  * in (ASK_TAKEN), not when the call ends (np 4 OSU-style, 4 alternating
@@ -443,20 +484,11 @@ int weft_coll_shm_cma_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Co
 
     weft_coll_shm_round_reuse(sh, r, 1);
     if (!want || all) {
-        line_t *l = post_line(sh, me, r);
-        src       = cma_source(b->sbuf, b->scount, b->sdt, block, &tmp);
-        if (src == NULL) { /* offer an empty block: the receivers report a mismatch */
-            rc      = weft_error(MPI_ERR_NO_MEM, "a gather: no memory to pack the send block");
-            src     = "";
-            offered = 0;
-        }
-        l->word[GATHER_COOP_CTR + CTR_NEXT] = 0;
-        l->word[GATHER_COOP_CTR + CTR_DONE] = 0;
-        l->word[GATHER_COOP_CTR + CTR_ERR]  = 0;
         if (!all) {
             __atomic_store_n(&ask_words(sh, me, r)[ASK_TAKEN], 0, __ATOMIC_RELAXED);
         }
-        cma_offer(l, r, src, offered, 0);
+        src = gather_offer(post_line(sh, me, r), r, b->sbuf, b->scount, b->sdt, block, &tmp,
+                           &offered, &rc, "a gather");
     }
     if (coop && want) { /* my destination, for the contributors to push into (0: pull alone) */
         const char *dst = b->rdt->is_contig ? (const char *)b->rbuf + b->rdt->true_lb : NULL;
@@ -465,9 +497,8 @@ int weft_coll_shm_cma_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Co
         cma_offer_t d;
         weft_coll_shm_wait_ge(&ready_pkt(sh, r)[0], r);
         if (is_offer(&ready_pkt(sh, r)[0], &d) && d.addr != 0 && (MPI_Count)d.total == offered) {
-            coop_chunks(&post_line(sh, me, r)->word[GATHER_COOP_CTR], coop_nchunks(d.total),
-                        d.pid, (uint64_t)(uintptr_t)src, d.addr + d.stride * (uint64_t)me,
-                        d.total, 1);
+            gather_coop_push(post_line(sh, me, r), d.pid, src, d.addr + d.stride * (uint64_t)me,
+                             d.total);
         }
     }
     unsigned char few[64], *pending = !all && n > 2 && n <= 64 ? few : NULL;
@@ -488,12 +519,9 @@ int weft_coll_shm_cma_gather(struct weft_coll_shm *sh, const blocks_t *b, MPI_Co
         }
         int prc;
         if (coop && b->rdt->is_contig) { /* j pushes its share meanwhile */
-            line_t *l = post_line(sh, j, r);
-            coop_chunks(&l->word[GATHER_COOP_CTR], coop_nchunks((uint64_t)block), o.pid,
-                        (uint64_t)(uintptr_t)((char *)b->rbuf + b->rdt->true_lb + j * rstride),
-                        o.addr, (uint64_t)block, 0);
-            prc = coop_finish(&l->word[GATHER_COOP_CTR], coop_nchunks((uint64_t)block),
-                              (uint64_t)block, o.pid, "a gather");
+            prc = gather_coop_pull(post_line(sh, j, r), &o,
+                                   (char *)b->rbuf + b->rdt->true_lb + j * rstride,
+                                   (uint64_t)block, "a gather");
         } else {
             prc = cma_pull(o.pid, o.addr, block, (char *)b->rbuf + j * rstride, b->rcount,
                            b->rdt, "a gather");
@@ -530,30 +558,20 @@ int weft_coll_shm_cma_gatherv_offer(struct weft_coll_shm *sh, uint64_t r, const 
 {
     line_t     *l   = post_line(sh, sh->me, r);
     uint64_t   *ask = ask_words(sh, sh->me, r);
-    void       *tmp;
-    const void *src     = cma_source(sbuf, scount, sdt, mine, &tmp);
-    MPI_Count   offered = mine;
-    int         rc      = MPI_SUCCESS;
+    void       *tmp = NULL;
+    MPI_Count   offered;
+    int         rc = MPI_SUCCESS;
 
-    if (src == NULL) { /* offer an empty block: the root reports a mismatch */
-        rc      = weft_error(MPI_ERR_NO_MEM, "a gatherv: no memory to pack the send block");
-        src     = "";
-        offered = 0;
-    }
     weft_coll_shm_round_reuse(sh, r, 1);
     __atomic_store_n(&ask[ASK_ROUND], 0, __ATOMIC_RELAXED);
     __atomic_store_n(&ask[ASK_TAKEN], 0, __ATOMIC_RELAXED);
-    l->word[GATHER_COOP_CTR + CTR_NEXT] = 0;
-    l->word[GATHER_COOP_CTR + CTR_DONE] = 0;
-    l->word[GATHER_COOP_CTR + CTR_ERR]  = 0;
-    cma_offer(l, r, src, offered, 0);
+    const void *src = gather_offer(l, r, sbuf, scount, sdt, mine, &tmp, &offered, &rc, "a gatherv");
     round_end(sh, r);
     if ((uint64_t)offered >= coop_from(sh)) {
         weft_coll_shm_wait_word_ge(&ask[ASK_ROUND], r);
         uint64_t dst = __atomic_load_n(&ask[ASK_DST], __ATOMIC_RELAXED);
         if (dst != 0) {
-            coop_chunks(&l->word[GATHER_COOP_CTR], coop_nchunks((uint64_t)offered),
-                        (int32_t)ask[ASK_PID], (uint64_t)(uintptr_t)src, dst, (uint64_t)offered, 1);
+            gather_coop_push(l, (int32_t)ask[ASK_PID], src, dst, (uint64_t)offered);
         }
     }
     weft_coll_shm_wait_word_ge(&ask[ASK_TAKEN], r); /* the root has my block */
@@ -578,10 +596,7 @@ static int gatherv_take(const struct weft_coll_shm *sh, uint64_t r, const cma_of
                           (unsigned long long)o->total, (long long)bytes);
     }
     if (coop && o->total >= coop_from(sh)) {
-        uint64_t chunks = coop_nchunks(o->total);
-        coop_chunks(&l->word[GATHER_COOP_CTR], chunks, o->pid,
-                    (uint64_t)(uintptr_t)((char *)buf + dt->true_lb), o->addr, o->total, 0);
-        return coop_finish(&l->word[GATHER_COOP_CTR], chunks, o->total, o->pid, "a gatherv");
+        return gather_coop_pull(l, o, (char *)buf + dt->true_lb, o->total, "a gatherv");
     }
     return cma_pull(o->pid, o->addr, bytes, buf, count, dt, "a gatherv");
 }

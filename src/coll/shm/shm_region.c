@@ -89,21 +89,41 @@ int weft_coll_shm_run(struct weft_coll_comm *cc, int (*run)(const weft_coll_args
     return rc;
 }
 
-/* Wait for (*w & mask) >= v, keeping point-to-point moving (a peer may
- * need one of our pending sends to reach this collective). Returns at once
- * on a region that lost a member (the caller's result is then discarded). */
-static void wait_word(const uint64_t *w, uint64_t mask, uint64_t v)
+/* Wait until ready(ctx), keeping point-to-point moving (a peer may need
+ * one of our pending sends to reach this collective). 1 at once on a
+ * region that lost a member (the caller's result is then discarded), else
+ * 0. Inlined with each predicate. */
+static inline int wait_until(int (*ready)(void *ctx), void *ctx)
 {
     weft_wait_t w8 = {0};
-    while ((__atomic_load_n(w, __ATOMIC_ACQUIRE) & mask) < v) {
+    while (!ready(ctx)) {
         if ((w8.polls & 7) == 7) {
             weft_progress_poll();
             if (weft_coll_shm_member_lost(running)) {
-                return;
+                return 1;
             }
         }
         weft_wait_step(&w8);
     }
+    return 0;
+}
+
+struct word_ge {
+    const uint64_t *w;
+    uint64_t        mask, v;
+};
+
+static int word_ge_ready(void *ctx)
+{
+    const struct word_ge *c = ctx;
+    return (__atomic_load_n(c->w, __ATOMIC_ACQUIRE) & c->mask) >= c->v;
+}
+
+/* Wait for (*w & mask) >= v (wait_until). */
+static void wait_word(const uint64_t *w, uint64_t mask, uint64_t v)
+{
+    struct word_ge c = {w, mask, v};
+    (void)wait_until(word_ge_ready, &c);
 }
 
 void weft_coll_shm_wait_ge(const line_t *l, uint64_t v)
@@ -116,27 +136,36 @@ void weft_coll_shm_wait_word_ge(const uint64_t *w, uint64_t v)
     wait_word(w, UINT64_MAX, v);
 }
 
+struct any_post {
+    struct weft_coll_shm *sh;
+    uint64_t              r;
+    const unsigned char  *pending;
+    int                   found;
+};
+
+static int any_post_ready(void *ctx)
+{
+    struct any_post *c = ctx;
+    for (int j = 0; j < c->sh->n; j++) {
+        if (c->pending[j] && (load(post_line(c->sh, j, c->r)) & SEQ_ROUND_MASK) >= c->r) {
+            c->found = j;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int weft_coll_shm_wait_any_post(struct weft_coll_shm *sh, uint64_t r, const unsigned char *pending)
 {
-    weft_wait_t w8 = {0};
-    for (;;) {
-        for (int j = 0; j < sh->n; j++) {
-            if (pending[j] && (load(post_line(sh, j, r)) & SEQ_ROUND_MASK) >= r) {
+    struct any_post c = {sh, r, pending, -1};
+    if (wait_until(any_post_ready, &c) != 0) {
+        for (int j = 0; j < sh->n; j++) { /* lost a member: any, the result is discarded */
+            if (pending[j]) {
                 return j;
             }
         }
-        if ((w8.polls & 7) == 7) {
-            weft_progress_poll();
-            if (weft_coll_shm_member_lost(running)) {
-                for (int j = 0; j < sh->n; j++) {
-                    if (pending[j]) {
-                        return j;
-                    }
-                }
-            }
-        }
-        weft_wait_step(&w8);
     }
+    return c.found;
 }
 
 /* lines[j * stride] >= v for every j != skip */
