@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The Weft authors
  *
- * The mechanism cost probe (shm.h weft_shm_measure_costs): ~10-20 us at
- * init on local rank 0 only. The fastest of a few repetitions (the first
- * warms page tables and caches) keeps scheduler noise out.
+ * The mechanism cost probe (shm.h weft_shm_measure_costs): ~60 us at init
+ * on local rank 0 only, and the cross-core probe below (~0.1-0.5 ms, local
+ * ranks 0 and 1). The fastest of several repetitions (the first warms page
+ * tables and caches) keeps scheduler noise out.
  */
 #include "transport/shm/shm.h"
 
@@ -13,7 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-#define COST_PROBE_REPS 5
+/* With 5 the family 25 AMD VM read CMA at 2.2-3.2 us per 16 KiB from job
+ * to job, and the cooperative size 2 F B at 24-61 KiB; with 12, 2.1-2.7
+ * us and 45-57 KiB. */
+#define COST_PROBE_REPS 12
 
 static uint64_t now_ns(void)
 {
