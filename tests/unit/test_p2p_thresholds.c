@@ -190,6 +190,20 @@ int main(void)
               t.eager_limit, t.cma_threshold, t.why);
     }
 
+    /* A pipeline that beats plain CMA past the cooperative size (53248 B
+     * here) but not both sides' CMA stops there, rounded down: no
+     * pipeline between eager (32 KiB) and 64 KiB */
+    {
+        weft_shm_costs_t k = costs(2092, 2970, 270, 1u << 20); /* F ~1.8 us, B ~14 GB/s */
+        k.xcopy_ns          = 2275;                             /* E ~7.2 GB/s */
+        k.xcopy_step_ns     = 1092;                             /* S 15 GB/s, counted at 10 */
+        weft_p2p_thresholds_t t = choose(k);
+        CHECK(t.eager_limit == 32 * 1024 && t.cma_threshold == 0 &&
+                  t.coop_threshold > 48 * 1024 && t.coop_threshold < 64 * 1024,
+              "eager %zu cma %zu coop %zu (%s)", t.eager_limit, t.cma_threshold, t.coop_threshold,
+              t.why);
+    }
+
     /* no CMA: eager up to a quarter of the ring, pipeline above */
     weft_p2p_thresholds_t nocma = choose(costs(0, 0, 110, 1u << 20));
     CHECK(nocma.eager_limit == 64 * 1024 && nocma.cma_threshold == 0, "eager %zu cma %zu",

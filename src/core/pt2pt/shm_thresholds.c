@@ -96,9 +96,9 @@
 #define CMA_FIXED_FACTOR 1.5
 /* n* = RNDV_OVERHEAD_FACTOR * F * B where the pipeline copies as fast as
  * CMA (see top) */
-/* The pipeline only where the streamed copies beat CMA by this (see top) */
-#define PIPE_STREAM_MARGIN 1.5
 #define RNDV_OVERHEAD_FACTOR 4.0
+/* The pipeline's streamed copies count at S / this against CMA (see top) */
+#define PIPE_STREAM_MARGIN 1.5
 /* Cooperative copy from n = COOP_SPLIT_FACTOR * F * B (see top), at most
  * COOP_MAX_THRESHOLD (the fixed value before the model). */
 #define COOP_SPLIT_FACTOR  2.0
@@ -196,15 +196,18 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
     if (coop < (double)COOP_MAX_THRESHOLD) {
         t->coop_threshold = ((size_t)coop + 4095) & ~(size_t)4095;
     }
+    int    at_coop    = 0; /* the pipeline ends where both sides' CMA starts */
     if (c->xcopy_step_ns && !overlap && !oversubscribed && pipe_to > (double)t->coop_threshold) {
         /* from the cooperative size CMA copies at 2 B (see top) */
         double vs_coop = stream >= 2.0 * rate
                              ? kept
                              : CMA_FIXED_FACTOR * fixed_ns / (1.0 / stream - 0.5 / rate);
-        pipe_to = vs_coop > (double)t->coop_threshold ? vs_coop : (double)t->coop_threshold;
+        at_coop = vs_coop <= (double)t->coop_threshold;
+        pipe_to = at_coop ? (double)t->coop_threshold : vs_coop;
     }
     pipe_to           = c->xcopy_step_ns && pipe_to > kept ? kept : pipe_to;
-    size_t nstar      = pow2_nearest(pipe_to);
+    /* rounded down at the cooperative size, so as not to pass it */
+    size_t nstar      = at_coop ? pow2_floor(t->coop_threshold) : pow2_nearest(pipe_to);
     if (eager < MIN_EAGER) {
         eager = MIN_EAGER;
     }
