@@ -119,10 +119,14 @@ def test_weft_info_tuning_reports_choice(tmp_path):
     eager, cma, out = show({})
     if "CMA unavailable" not in out:
         s_eager, s_cma, _ = show({"WEFT_SMP_CMA_EXTRA_COST": "400000"})
-        # 0.4 ms more per CMA call pays off only for messages of MiBs; the
-        # unslowed choice is measured too, and on a loaded machine it can
-        # itself land at the top of the range (seen: 8 MiB, then 4 MiB)
-        assert s_cma >= 1 << 20 and s_cma > eager and s_eager >= eager, (s_cma, cma, eager)
+        # 0.4 ms more per CMA call pays off only for large messages: where
+        # the pipeline's streamed copies are measured, 0.6 ms of rendezvous
+        # is worth 1.5 F S bytes, so at least 256 KiB down to a pipeline at
+        # 0.45 GB/s (a loaded CI machine in a slow phase measured it at ~1
+        # GB/s: 512 KiB); the unslowed choice is measured too, and on a
+        # loaded machine it can itself land at the top of the range (seen:
+        # 8 MiB, then 4 MiB)
+        assert s_cma >= 1 << 18 and s_cma > eager and s_eager >= eager, (s_cma, cma, eager)
         assert s_cma > cma or cma >= 1 << 20, (s_cma, cma)
     rules = tmp_path / "r.rules"
     rules.write_text("pt2pt intra : eager_limit=12k cma_threshold=96k\n")
