@@ -189,6 +189,16 @@ static uint64_t coop_nchunks(uint64_t bytes)
     return (bytes + chunk - 1) / chunk;
 }
 
+/* The reading side of a cooperative copy: claim chunks of the n of ctr,
+ * reading src in process pid into dst here, then wait for all of them
+ * (the other side pushes the rest). */
+static int coop_pull(uint64_t *ctr, uint64_t n, int32_t pid, void *dst, uint64_t src,
+                     uint64_t bytes, const char *what)
+{
+    coop_chunks(ctr, n, pid, (uint64_t)(uintptr_t)dst, src, bytes, 0);
+    return coop_finish(ctr, n, bytes, pid, what);
+}
+
 /* Root: help every reader that asked for it (round r; reader j's block at
  * base + j * stride). */
 static void coop_help_readers(struct weft_coll_shm *sh, uint64_t r, const char *base,
@@ -235,8 +245,7 @@ static int coop_read(struct weft_coll_shm *sh, uint64_t r, const cma_offer_t *o,
     if (n == 0) {
         return -1;
     }
-    coop_chunks(&l->word[COOP_CTR], n, o->pid, (uint64_t)(uintptr_t)dst, src, o->total, 0);
-    return coop_finish(&l->word[COOP_CTR], n, o->total, o->pid, what);
+    return coop_pull(&l->word[COOP_CTR], n, o->pid, dst, src, o->total, what);
 }
 
 int weft_coll_shm_cma_bcast_root(struct weft_coll_shm *sh, const void *buf, MPI_Count total,
@@ -460,10 +469,8 @@ static void gather_coop_push(line_t *l, int32_t pid, const void *src, uint64_t d
 static int gather_coop_pull(line_t *l, const cma_offer_t *o, void *dst, uint64_t bytes,
                             const char *what)
 {
-    uint64_t chunks = coop_nchunks(bytes);
-    coop_chunks(&l->word[GATHER_COOP_CTR], chunks, o->pid, (uint64_t)(uintptr_t)dst, o->addr,
-                bytes, 0);
-    return coop_finish(&l->word[GATHER_COOP_CTR], chunks, bytes, o->pid, what);
+    return coop_pull(&l->word[GATHER_COOP_CTR], coop_nchunks(bytes), o->pid, dst, o->addr, bytes,
+                     what);
 }
 
 /* A gather's root: the offers in the order they come (see

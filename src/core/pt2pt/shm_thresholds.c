@@ -183,7 +183,8 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
     /* eager against CMA: a lone message's copies in turn (n*, see top) */
     double cross      = eager_rate >= rate ? kept
                                            : CMA_FIXED_FACTOR * fixed_ns / (1.0 / eager_rate - 1.0 / rate);
-    size_t eager      = pow2_nearest(cross) < ring_cap ? pow2_nearest(cross) : ring_cap;
+    size_t eager      = pow2_nearest(cross);
+    eager             = eager < ring_cap ? eager : ring_cap;
     /* the pipeline against CMA: its streamed copies S, less the margin,
      * where measured (see top); else the lone message's rule above */
     double step_rate  = c->xcopy_step_ns ? (double)c->probe_bytes / (double)c->xcopy_step_ns : 0;

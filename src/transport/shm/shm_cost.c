@@ -212,8 +212,9 @@ void weft_shm_xcopy_follow(weft_shm_xcopy_area_t *a)
             __atomic_store_n(&a->turn, 2 * i + 1, __ATOMIC_RELEASE);
             continue;
         }
-        if (stream == NULL) {
-            break; /* the leader times out on this round and keeps the lone ones */
+        if (stream == NULL) { /* the leader keeps the lone rounds, without waiting out the deadline */
+            __atomic_store_n(&a->turn, XCOPY_ABANDON, __ATOMIC_RELEASE);
+            break;
         }
         for (uint32_t k = 0; k < XCOPY_STREAM_SLOTS; k++, given++) {
             /* this half is free once the leader took the slot before last */
