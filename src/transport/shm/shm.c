@@ -388,9 +388,9 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
     memcpy(shm.world, pmi->local_ranks, sizeof(int) * (size_t)pmi->local_size);
     shm.ndyn = 0;
     shm.dyn  = NULL;
-    shm.ring_cells  = align_up(config->ring_bytes, WEFT_SHM_CELL) / WEFT_SHM_CELL;
-    if (shm.ring_cells < 64) {
-        shm.ring_cells = 64;
+    shm.ring_cells  = align_up(config->ring_bytes, WEFT_SHM_CELL) / WEFT_SHM_UNIT;
+    if (shm.ring_cells < 64 * WEFT_SHM_CELL / WEFT_SHM_UNIT) {
+        shm.ring_cells = 64 * WEFT_SHM_CELL / WEFT_SHM_UNIT;
     }
     while (shm.ring_cells & (shm.ring_cells - 1)) { /* round up to a power of two */
         shm.ring_cells += shm.ring_cells & -shm.ring_cells;
@@ -399,7 +399,7 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
     shm.slot_stride = shm.slot_bytes + sizeof(shm_slot_hdr_t);
     shm.slots       = config->pipe_slots > 0 ? config->pipe_slots : 1;
     shm.wake_on_send = config->wake_on_send;
-    ring_stride     = sizeof(shm_ring_ctl_t) + shm.ring_cells * WEFT_SHM_CELL;
+    ring_stride     = sizeof(shm_ring_ctl_t) + shm.ring_cells * WEFT_SHM_UNIT;
     pipe_stride     = shm.slot_stride * (size_t)shm.slots;
     if (shm.n > SHM_BELL_WORDS * 64) {
         weft_log_error("%d ranks on one node: at most %d are supported", shm.n, SHM_BELL_WORDS * 64);
@@ -519,7 +519,7 @@ void weft_shm_costs(weft_shm_costs_t *out)
 size_t weft_shm_max_payload(void)
 {
     /* Half the ring, so a wrap (SKIP) plus one message always fits. */
-    return shm.ring_cells / 2 * WEFT_SHM_CELL - WEFT_SHM_HDR_SIZE;
+    return shm.ring_cells / 2 * WEFT_SHM_UNIT - WEFT_SHM_HDR_SIZE;
 }
 
 void weft_shm_set_held_back(int peer, int on)
@@ -540,7 +540,18 @@ pid_t weft_shm_peer_pid(int peer)
 static inline shm_hdr_t *cell_at(char *cells, uint64_t pos)
 {
     /* ring_cells is a power of two (init rounds it up): mask, not divide */
-    return (shm_hdr_t *)(cells + (pos & (shm.ring_cells - 1)) * WEFT_SHM_CELL);
+    return (shm_hdr_t *)(cells + (pos & (shm.ring_cells - 1)) * WEFT_SHM_UNIT);
+}
+
+/* Units a message of len payload bytes takes: one, or whole lines (so
+ * that a run of longer messages stays on line boundaries with no SKIP
+ * between them). */
+static inline uint32_t msg_units(size_t len)
+{
+    const uint32_t per_line = WEFT_SHM_CELL / WEFT_SHM_UNIT;
+    uint32_t       units    = (uint32_t)((WEFT_SHM_HDR_SIZE + len + WEFT_SHM_UNIT - 1) / WEFT_SHM_UNIT);
+
+    return units == 1 ? 1 : (units + per_line - 1) / per_line * per_line;
 }
 
 static int ring_room(shm_out_t *o, uint64_t need)
@@ -561,25 +572,37 @@ static inline void poison(shm_out_t *o, uint64_t pos)
                      __ATOMIC_RELAXED);
 }
 
+/* Mark the next units units as skipped (the receiver steps over them). */
+static void skip_units(shm_out_t *o, uint64_t units)
+{
+    shm_hdr_t *skip = cell_at(o->cells, o->wpos);
+    skip->len_type  = (SHM_TYPE_SKIP << 24) | (uint32_t)units;
+    poison(o, o->wpos + units);
+    __atomic_store_n(&skip->seq, (uint32_t)(o->wpos + 1), __ATOMIC_RELEASE);
+    o->wpos += units;
+}
+
 void *weft_shm_reserve(int peer, size_t len)
 {
     shm_out_t *o      = &shm.out[peer];
-    uint32_t   ncells = (uint32_t)((WEFT_SHM_HDR_SIZE + len + WEFT_SHM_CELL - 1) / WEFT_SHM_CELL);
+    uint32_t   ncells = msg_units(len);
     uint64_t   at_end = shm.ring_cells - (o->wpos & (shm.ring_cells - 1));
+    /* A message of more than one unit starts on a line (see WEFT_SHM_UNIT). */
+    uint64_t   align  = ncells > 1 ? (WEFT_SHM_CELL / WEFT_SHM_UNIT - o->wpos % (WEFT_SHM_CELL / WEFT_SHM_UNIT)) %
+                                         (WEFT_SHM_CELL / WEFT_SHM_UNIT)
+                                   : 0;
 
-    /* One cell more than the message: the poisoned next header (see top). */
-    if (ncells > at_end) {
-        /* Would wrap: mark the tail as skipped and start at cell 0. */
+    /* One unit more than the message: the poisoned next header (see top). */
+    if (align + ncells > at_end) {
+        /* Would wrap: mark the tail as skipped and start at unit 0. */
         if (!ring_room(o, at_end + ncells + 1)) {
             return NULL;
         }
-        shm_hdr_t *skip = cell_at(o->cells, o->wpos);
-        skip->len_type  = (SHM_TYPE_SKIP << 24) | (uint32_t)at_end;
-        poison(o, o->wpos + at_end);
-        __atomic_store_n(&skip->seq, (uint32_t)(o->wpos + 1), __ATOMIC_RELEASE);
-        o->wpos += at_end;
-    } else if (!ring_room(o, ncells + 1)) {
+        skip_units(o, at_end);
+    } else if (!ring_room(o, align + ncells + 1)) {
         return NULL;
+    } else if (align > 0) {
+        skip_units(o, align);
     }
     o->reserved       = (char *)cell_at(o->cells, o->wpos);
     o->reserved_cells = ncells;
@@ -604,7 +627,7 @@ void weft_shm_commit(int peer, uint8_t type, int32_t tag, uint32_t context, int3
      * taking it back then (before the publish, which x86 orders after the
      * poison store) would cost a cross-core round trip on the critical
      * path; take it now while nobody waits. */
-    weft_prefetch_for_write(cell_at(o->cells, o->wpos + 1), WEFT_SHM_CELL);
+    weft_prefetch_for_write((char *)cell_at(o->cells, o->wpos) + WEFT_SHM_CELL, WEFT_SHM_CELL);
     if (shm.use_bells && peer < shm.n) { /* bridges have no doorbell: always polled */
         uint64_t *w   = &shm.bells[peer].word[shm.me / 64];
         uint64_t  bit = 1ull << (shm.me % 64);
@@ -659,7 +682,7 @@ static int poll_peer(int peer)
         weft_shm_msg_t msg = {(uint8_t)type, h->tag, h->context, h->src, len,
                               (const char *)h + WEFT_SHM_HDR_SIZE};
         shm.handlers[type](shm.world[peer], &msg);
-        in->rpos += (WEFT_SHM_HDR_SIZE + len + WEFT_SHM_CELL - 1) / WEFT_SHM_CELL;
+        in->rpos += msg_units(len);
     }
     __atomic_store_n(&in->ctl->consumed, in->rpos, __ATOMIC_RELEASE);
     return 1;

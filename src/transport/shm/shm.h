@@ -9,7 +9,7 @@
  * (a segment of that pair alone) and given the next index at attach.
  * Messages are active messages (transport.h): a small header (type, tag,
  * context, source, length) plus payload, carried through a per-ordered-pair single-producer /
- * single-consumer ring of 64-byte cells. The header and the first
+ * single-consumer ring of WEFT_SHM_UNIT-byte units. The header and the first
  * WEFT_SHM_INLINE bytes of payload share one cache line.
  */
 #ifndef WEFT_TRANSPORT_SHM_H
@@ -26,6 +26,15 @@
 #define WEFT_SHM_CELL     64
 #define WEFT_SHM_HDR_SIZE 20
 #define WEFT_SHM_INLINE   (WEFT_SHM_CELL - WEFT_SHM_HDR_SIZE)
+
+/* The rings' granule: a message takes whole units from a header's
+ * start. One whose header and payload fit in a unit (up to 12 bytes of
+ * payload) may share a cache line with the next, so a stream of tiny
+ * messages moves half as many lines between the cores; a longer one
+ * starts on a line boundary (a one-unit SKIP before it when needed), so
+ * up to WEFT_SHM_INLINE bytes still travel in one line. */
+#define WEFT_SHM_UNIT     32u
+_Static_assert(WEFT_SHM_CELL % WEFT_SHM_UNIT == 0 && WEFT_SHM_UNIT >= WEFT_SHM_HDR_SIZE, "ring unit");
 
 /* Arrivals are active messages (transport.h): each is dispatched through the
  * handler table by its type, with the sender's job rank, in ring order per

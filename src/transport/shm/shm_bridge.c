@@ -27,7 +27,7 @@ uint64_t weft_shm_layout_key(void)
 
 int weft_shm_bridge_attach(const char *name, int side, int world, int cma)
 {
-    size_t ring_stride = sizeof(shm_ring_ctl_t) + shm.ring_cells * WEFT_SHM_CELL;
+    size_t ring_stride = sizeof(shm_ring_ctl_t) + shm.ring_cells * WEFT_SHM_UNIT;
     size_t pipe_stride = shm.slot_stride * (size_t)shm.slots;
     size_t coop_stride = sizeof(shm_coop_t) * SHM_COOP_SLOTS;
     size_t off_rings   = align_up(sizeof(shm_bridge_hdr_t), 4096);

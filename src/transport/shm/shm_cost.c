@@ -68,13 +68,14 @@ void weft_shm_measure_costs(pid_t pid, const void *remote_src, const void *local
 
 size_t weft_shm_ring_payload(size_t ring_bytes)
 {
-    size_t cells = (ring_bytes + WEFT_SHM_CELL - 1) / WEFT_SHM_CELL;
+    size_t units = (ring_bytes + WEFT_SHM_CELL - 1) / WEFT_SHM_CELL * (WEFT_SHM_CELL / WEFT_SHM_UNIT);
+    size_t least = 64 * WEFT_SHM_CELL / WEFT_SHM_UNIT;
 
-    cells = cells < 64 ? 64 : cells;
-    while (cells & (cells - 1)) { /* a power of two, as weft_shm_init rounds it */
-        cells += cells & -cells;
+    units = units < least ? least : units;
+    while (units & (units - 1)) { /* a power of two, as weft_shm_init rounds it */
+        units += units & -units;
     }
-    return cells / 2 * WEFT_SHM_CELL - WEFT_SHM_HDR_SIZE;
+    return units / 2 * WEFT_SHM_UNIT - WEFT_SHM_HDR_SIZE;
 }
 
 /* ---- cross-core copy probe ------------------------------------------------ */

@@ -146,7 +146,7 @@ typedef struct {
     shm_bell_t           *bells;      /* one per local rank, when n > SHM_POLL_ALL_MAX */
     int                   use_bells;
     uint64_t              ready[SHM_BELL_WORDS]; /* rings known to hold more */
-    size_t                ring_cells;
+    size_t                ring_cells; /* SHM_UNITs per ring (a power of two) */
     size_t                slot_bytes; /* data bytes per slot */
     size_t                slot_stride;
     int                   slots;
