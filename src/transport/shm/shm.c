@@ -5,17 +5,18 @@
  * every local rank has mapped it):
  *   [rank_ctl x n] [ring (s->r) x n*n] [pipe (s->r) x n*n]
  * A ring is a control line (the receiver's consumed counter) followed by
- * cells. A message occupies consecutive cells and never wraps: when it would
- * not fit before the end, the sender writes a SKIP marker and starts over at
- * cell 0. A message is visible when its header's seq word equals its cell
- * position + 1 (written last, with release ordering). The receiver always
- * knows where the next header is; what it must never see there is a stale
- * word from an earlier lap, and since earlier laps put *payload* (user data)
- * in that cell, any value could be there. So before publishing a message the
- * sender poisons the seq word of the cell right after it with a value that
- * cannot be expected at that position (the expected value with its top bit
- * flipped): the receiver's next header position holds either poison or the
- * real header.
+ * units of WEFT_SHM_UNIT bytes (shm.h: tiny messages take one, longer ones
+ * whole lines). A message occupies consecutive units and never wraps: when it
+ * would not fit before the end, the sender writes a SKIP marker and starts
+ * over at unit 0. A message is visible when its header's seq word equals its
+ * unit position + 1 (written last, with release ordering). The receiver
+ * always knows where the next header is; what it must never see there is a
+ * stale word from an earlier lap, and since earlier laps put *payload* (user
+ * data) in that unit, any value could be there. So before publishing a
+ * message the sender poisons the seq word of the unit right after it with a
+ * value that cannot be expected at that position (the expected value with
+ * its top bit flipped): the receiver's next header position holds either
+ * poison or the real header.
  */
 #include "transport/shm/shm.h"
 #include "transport/shm/shm_coll.h"
@@ -388,18 +389,18 @@ int weft_shm_init(const weft_pmi_info_t *pmi, const char *jobid, const weft_shm_
     memcpy(shm.world, pmi->local_ranks, sizeof(int) * (size_t)pmi->local_size);
     shm.ndyn = 0;
     shm.dyn  = NULL;
-    shm.ring_cells  = align_up(config->ring_bytes, WEFT_SHM_CELL) / WEFT_SHM_UNIT;
-    if (shm.ring_cells < 64 * WEFT_SHM_CELL / WEFT_SHM_UNIT) {
-        shm.ring_cells = 64 * WEFT_SHM_CELL / WEFT_SHM_UNIT;
+    shm.ring_units  = align_up(config->ring_bytes, WEFT_SHM_CELL) / WEFT_SHM_UNIT;
+    if (shm.ring_units < 64 * UNITS_PER_LINE) { /* at least 4 KiB */
+        shm.ring_units = 64 * UNITS_PER_LINE;
     }
-    while (shm.ring_cells & (shm.ring_cells - 1)) { /* round up to a power of two */
-        shm.ring_cells += shm.ring_cells & -shm.ring_cells;
+    while (shm.ring_units & (shm.ring_units - 1)) { /* round up to a power of two */
+        shm.ring_units += shm.ring_units & -shm.ring_units;
     }
     shm.slot_bytes  = align_up(config->pipe_slot_bytes, WEFT_SHM_CELL);
     shm.slot_stride = shm.slot_bytes + sizeof(shm_slot_hdr_t);
     shm.slots       = config->pipe_slots > 0 ? config->pipe_slots : 1;
     shm.wake_on_send = config->wake_on_send;
-    ring_stride     = sizeof(shm_ring_ctl_t) + shm.ring_cells * WEFT_SHM_UNIT;
+    ring_stride     = sizeof(shm_ring_ctl_t) + shm.ring_units * WEFT_SHM_UNIT;
     pipe_stride     = shm.slot_stride * (size_t)shm.slots;
     if (shm.n > SHM_BELL_WORDS * 64) {
         weft_log_error("%d ranks on one node: at most %d are supported", shm.n, SHM_BELL_WORDS * 64);
@@ -519,7 +520,7 @@ void weft_shm_costs(weft_shm_costs_t *out)
 size_t weft_shm_max_payload(void)
 {
     /* Half the ring, so a wrap (SKIP) plus one message always fits. */
-    return shm.ring_cells / 2 * WEFT_SHM_UNIT - WEFT_SHM_HDR_SIZE;
+    return shm.ring_units / 2 * WEFT_SHM_UNIT - WEFT_SHM_HDR_SIZE;
 }
 
 void weft_shm_set_held_back(int peer, int on)
@@ -537,10 +538,10 @@ pid_t weft_shm_peer_pid(int peer)
     return __atomic_load_n(&peer_ctl(peer)->pid, __ATOMIC_ACQUIRE); /* a bridge peer writes it at attach */
 }
 
-static inline shm_hdr_t *cell_at(char *cells, uint64_t pos)
+static inline shm_hdr_t *unit_at(char *cells, uint64_t pos)
 {
-    /* ring_cells is a power of two (init rounds it up): mask, not divide */
-    return (shm_hdr_t *)(cells + (pos & (shm.ring_cells - 1)) * WEFT_SHM_UNIT);
+    /* ring_units is a power of two (init rounds it up): mask, not divide */
+    return (shm_hdr_t *)(cells + (pos & (shm.ring_units - 1)) * WEFT_SHM_UNIT);
 }
 
 /* Units a message of len payload bytes takes: one, or whole lines (so
@@ -548,19 +549,18 @@ static inline shm_hdr_t *cell_at(char *cells, uint64_t pos)
  * between them). */
 static inline uint32_t msg_units(size_t len)
 {
-    const uint32_t per_line = WEFT_SHM_CELL / WEFT_SHM_UNIT;
-    uint32_t       units    = (uint32_t)((WEFT_SHM_HDR_SIZE + len + WEFT_SHM_UNIT - 1) / WEFT_SHM_UNIT);
+    uint32_t units = (uint32_t)((WEFT_SHM_HDR_SIZE + len + WEFT_SHM_UNIT - 1) / WEFT_SHM_UNIT);
 
-    return units == 1 ? 1 : (units + per_line - 1) / per_line * per_line;
+    return units == 1 ? 1 : (units + UNITS_PER_LINE - 1) / UNITS_PER_LINE * UNITS_PER_LINE;
 }
 
 static int ring_room(shm_out_t *o, uint64_t need)
 {
-    if (shm.ring_cells - (o->wpos - o->consumed) >= need) {
+    if (shm.ring_units - (o->wpos - o->consumed) >= need) {
         return 1;
     }
     o->consumed = __atomic_load_n(&o->ctl->consumed, __ATOMIC_ACQUIRE);
-    return shm.ring_cells - (o->wpos - o->consumed) >= need;
+    return shm.ring_units - (o->wpos - o->consumed) >= need;
 }
 
 /* Make the header word at position pos impossible to mistake for a message
@@ -568,14 +568,14 @@ static int ring_room(shm_out_t *o, uint64_t need)
  * by that publish's release store). */
 static inline void poison(shm_out_t *o, uint64_t pos)
 {
-    __atomic_store_n(&cell_at(o->cells, pos)->seq, (uint32_t)(pos + 1) ^ 0x80000000u,
+    __atomic_store_n(&unit_at(o->cells, pos)->seq, (uint32_t)(pos + 1) ^ 0x80000000u,
                      __ATOMIC_RELAXED);
 }
 
 /* Mark the next units units as skipped (the receiver steps over them). */
 static void skip_units(shm_out_t *o, uint64_t units)
 {
-    shm_hdr_t *skip = cell_at(o->cells, o->wpos);
+    shm_hdr_t *skip = unit_at(o->cells, o->wpos);
     skip->len_type  = (SHM_TYPE_SKIP << 24) | (uint32_t)units;
     poison(o, o->wpos + units);
     __atomic_store_n(&skip->seq, (uint32_t)(o->wpos + 1), __ATOMIC_RELEASE);
@@ -585,27 +585,25 @@ static void skip_units(shm_out_t *o, uint64_t units)
 void *weft_shm_reserve(int peer, size_t len)
 {
     shm_out_t *o      = &shm.out[peer];
-    uint32_t   ncells = msg_units(len);
-    uint64_t   at_end = shm.ring_cells - (o->wpos & (shm.ring_cells - 1));
+    uint32_t   units  = msg_units(len);
+    uint64_t   at_end = shm.ring_units - (o->wpos & (shm.ring_units - 1));
     /* A message of more than one unit starts on a line (see WEFT_SHM_UNIT). */
-    uint64_t   align  = ncells > 1 ? (WEFT_SHM_CELL / WEFT_SHM_UNIT - o->wpos % (WEFT_SHM_CELL / WEFT_SHM_UNIT)) %
-                                         (WEFT_SHM_CELL / WEFT_SHM_UNIT)
-                                   : 0;
+    uint64_t   align  = units > 1 ? (UNITS_PER_LINE - o->wpos % UNITS_PER_LINE) % UNITS_PER_LINE : 0;
 
     /* One unit more than the message: the poisoned next header (see top). */
-    if (align + ncells > at_end) {
+    if (align + units > at_end) {
         /* Would wrap: mark the tail as skipped and start at unit 0. */
-        if (!ring_room(o, at_end + ncells + 1)) {
+        if (!ring_room(o, at_end + units + 1)) {
             return NULL;
         }
         skip_units(o, at_end);
-    } else if (!ring_room(o, align + ncells + 1)) {
+    } else if (!ring_room(o, align + units + 1)) {
         return NULL;
     } else if (align > 0) {
         skip_units(o, align);
     }
-    o->reserved       = (char *)cell_at(o->cells, o->wpos);
-    o->reserved_cells = ncells;
+    o->reserved       = (char *)unit_at(o->cells, o->wpos);
+    o->reserved_units = units;
     return o->reserved + WEFT_SHM_HDR_SIZE;
 }
 
@@ -619,15 +617,16 @@ void weft_shm_commit(int peer, uint8_t type, int32_t tag, uint32_t context, int3
     h->tag      = tag;
     h->context  = context;
     h->src      = src;
-    poison(o, o->wpos + o->reserved_cells);
+    poison(o, o->wpos + o->reserved_units);
     __atomic_store_n(&h->seq, (uint32_t)(o->wpos + 1), __ATOMIC_RELEASE);
-    o->wpos += o->reserved_cells;
-    /* The next small message will poison the cell after the one it fills.
-     * The receiver still holds that line from the ring's previous lap, and
-     * taking it back then (before the publish, which x86 orders after the
-     * poison store) would cost a cross-core round trip on the critical
-     * path; take it now while nobody waits. */
-    weft_prefetch_for_write((char *)cell_at(o->cells, o->wpos) + WEFT_SHM_CELL, WEFT_SHM_CELL);
+    o->wpos += o->reserved_units;
+    /* The next message will poison the unit after the one it fills, in
+     * this line or the next. The receiver still holds the next line from
+     * the ring's previous lap, and taking it back then (before the
+     * publish, which x86 orders after the poison store) would cost a
+     * cross-core round trip on the critical path; take it now while
+     * nobody waits. */
+    weft_prefetch_for_write((char *)unit_at(o->cells, o->wpos) + WEFT_SHM_CELL, WEFT_SHM_CELL);
     if (shm.use_bells && peer < shm.n) { /* bridges have no doorbell: always polled */
         uint64_t *w   = &shm.bells[peer].word[shm.me / 64];
         uint64_t  bit = 1ull << (shm.me % 64);
@@ -669,7 +668,7 @@ int weft_shm_send(int peer, uint8_t type, int32_t tag, uint32_t context, int32_t
 static int poll_peer(int peer)
 {
     shm_in_t  *in = &shm.in[peer];
-    shm_hdr_t *h  = cell_at(in->cells, in->rpos);
+    shm_hdr_t *h  = unit_at(in->cells, in->rpos);
 
     if (__atomic_load_n(&h->seq, __ATOMIC_ACQUIRE) != (uint32_t)(in->rpos + 1)) {
         return 0;
@@ -761,7 +760,7 @@ int weft_shm_poll(void)
 static int ring_has_message(int peer)
 {
     shm_in_t  *in = &shm.in[peer];
-    shm_hdr_t *h  = cell_at(in->cells, in->rpos);
+    shm_hdr_t *h  = unit_at(in->cells, in->rpos);
     return __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE) == (uint32_t)(in->rpos + 1);
 }
 

@@ -20,14 +20,14 @@
 
 uint64_t weft_shm_layout_key(void)
 {
-    return ((uint64_t)shm.ring_cells << 32) ^ ((uint64_t)shm.slot_bytes << 8) ^
+    return ((uint64_t)shm.ring_units << 32) ^ ((uint64_t)shm.slot_bytes << 8) ^
            (uint64_t)shm.slots ^ ((uint64_t)sizeof(shm_bridge_hdr_t) << 56) ^
            ((uint64_t)sizeof(shm_ring_ctl_t) << 48);
 }
 
 int weft_shm_bridge_attach(const char *name, int side, int world, int cma)
 {
-    size_t ring_stride = sizeof(shm_ring_ctl_t) + shm.ring_cells * WEFT_SHM_UNIT;
+    size_t ring_stride = sizeof(shm_ring_ctl_t) + shm.ring_units * WEFT_SHM_UNIT;
     size_t pipe_stride = shm.slot_stride * (size_t)shm.slots;
     size_t coop_stride = sizeof(shm_coop_t) * SHM_COOP_SLOTS;
     size_t off_rings   = align_up(sizeof(shm_bridge_hdr_t), 4096);

@@ -28,6 +28,8 @@
  * messages varied between 8 and 23 GB/s with any chunk from 256 KiB to
  * unbounded, so this is not a tuned value. */
 #define SHM_CMA_CHUNK    (4u << 20)
+/* Ring units per cache line (see WEFT_SHM_UNIT). */
+#define UNITS_PER_LINE   (WEFT_SHM_CELL / WEFT_SHM_UNIT)
 
 typedef struct {
     uint32_t seq;      /* position + 1 when published */
@@ -104,7 +106,7 @@ typedef struct {
     uint64_t wpos;      /* cells written (private to the sender) */
     uint64_t consumed;  /* last consumed value seen */
     char    *reserved;  /* cell of the open reservation */
-    uint32_t reserved_cells;
+    uint32_t reserved_units;
     char    *pipe;      /* slots me -> peer */
     uint64_t pipe_w;
     shm_coop_t *coop;   /* SHM_COOP_SLOTS blocks me -> peer */
@@ -146,7 +148,7 @@ typedef struct {
     shm_bell_t           *bells;      /* one per local rank, when n > SHM_POLL_ALL_MAX */
     int                   use_bells;
     uint64_t              ready[SHM_BELL_WORDS]; /* rings known to hold more */
-    size_t                ring_cells; /* SHM_UNITs per ring (a power of two) */
+    size_t                ring_units; /* WEFT_SHM_UNITs per ring (a power of two) */
     size_t                slot_bytes; /* data bytes per slot */
     size_t                slot_stride;
     int                   slots;
