@@ -35,6 +35,8 @@ up)
     ;;
 down)
     for ns in $(ip netns list | awk -v t="$t" '$1 ~ "^" t "(h[0-9]+|sw)$" {print $1}'); do
+        # a run cut short leaves its processes running once the namespace is gone
+        ip netns pids "$ns" | xargs -r kill -9
         ip netns del "$ns"
     done
     ;;
