@@ -3,8 +3,9 @@
  * (cooperative copy), contiguous send into a strided receive (the receiver
  * declines cooperation), strided send, truncation of a large message (only
  * what fits is written), and more concurrent large messages per pair than
- * cooperative-copy slots. Pairs rank 2k with 2k+1; an odd last rank sends to
- * itself. */
+ * cooperative-copy slots, and a one-way stream of sends (only the first of a
+ * stream is copied by both sides below the stream threshold, every one above
+ * it). Pairs rank 2k with 2k+1; an odd last rank sends to itself. */
 #include "mpitest.h"
 
 #define MB (1 << 20)
@@ -122,6 +123,43 @@ static void many_concurrent(int k, size_t n)
     free(q);
 }
 
+/* The lower rank of the pair sends k messages, alternately of n_small and
+ * n_large bytes, all before any receive is posted; the higher one receives
+ * them (a rank paired with itself does both). */
+static void one_way_stream(int k, size_t n_small, size_t n_large)
+{
+    size_t         stride = n_large;
+    unsigned char *s = malloc(stride * (size_t)k), *r = malloc(stride * (size_t)k);
+    MPI_Request   *q = malloc(sizeof(MPI_Request) * 2 * (size_t)k);
+    int            nq = 0, sends = rank <= peer, recvs = rank >= peer;
+
+    if (sends) {
+        for (int i = 0; i < k; i++) {
+            size_t n = i % 2 ? n_large : n_small;
+            mpitest_fill(s + (size_t)i * stride, n, 700u + (unsigned)i);
+            MPI_Isend(s + (size_t)i * stride, (int)n, MPI_BYTE, peer, 40 + i, MPI_COMM_WORLD, &q[nq++]);
+        }
+    }
+    if (recvs) {
+        memset(r, 0x33, stride * (size_t)k);
+        for (int i = 0; i < k; i++) {
+            size_t n = i % 2 ? n_large : n_small;
+            MPI_Irecv(r + (size_t)i * stride, (int)n, MPI_BYTE, peer, 40 + i, MPI_COMM_WORLD, &q[nq++]);
+        }
+    }
+    MPI_Waitall(nq, q, MPI_STATUSES_IGNORE);
+    for (int i = 0; recvs && i < k; i++) {
+        size_t n = i % 2 ? n_large : n_small;
+        CHECK(mpitest_verify(r + (size_t)i * stride, n, 700u + (unsigned)i) < 0,
+              "stream message %d of %d (%zu bytes)", i, k, n);
+        CHECK(n == stride || r[(size_t)i * stride + n] == 0x33, "stream message %d wrote past %zu bytes",
+              i, n);
+    }
+    free(s);
+    free(r);
+    free(q);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -139,5 +177,6 @@ int main(int argc, char **argv)
     contiguous_to_strided(300 * 1000);
     truncation(3 * MB, 2 * MB + 5);
     many_concurrent(12, 512 * 1024);
+    one_way_stream(10, 64 * 1024 + 7, 2 * MB + 5);
     return mpitest_finish();
 }

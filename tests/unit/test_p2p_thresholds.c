@@ -224,6 +224,19 @@ int main(void)
     CHECK(none.eager_limit == 8192 && strcmp(none.table, "fixed") == 0, "eager %zu table %s",
           none.eager_limit, none.table);
     CHECK(none.coop_threshold == 256u << 10, "coop %zu", none.coop_threshold);
+    /* in a stream, cooperative copy from half the L2 (1 MiB assumed unknown),
+     * never below the lone message's threshold */
+    CHECK(amd.coop_stream_threshold == 512u << 10 && amd.coop_threshold < (512u << 10),
+          "stream %zu coop %zu", amd.coop_stream_threshold, amd.coop_threshold);
+    CHECK(bigl2.coop_stream_threshold == 2u << 20, "stream %zu with L2 4 MiB",
+          bigl2.coop_stream_threshold);
+    CHECK(nol2.coop_stream_threshold == 512u << 10, "stream %zu without L2",
+          nol2.coop_stream_threshold);
+    {
+        weft_p2p_thresholds_t small_l2 = choose(costs(1121, 1833, 110, 16u << 10));
+        CHECK(small_l2.coop_stream_threshold == small_l2.coop_threshold, "stream %zu coop %zu",
+              small_l2.coop_stream_threshold, small_l2.coop_threshold);
+    }
 
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);

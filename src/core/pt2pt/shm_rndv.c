@@ -232,9 +232,12 @@ int p2p_shm_rts_prepare(int peer, weft_request_t *req, rts_t *rts)
         /* When this process itself waits for a large message, traffic runs
          * both ways and both processes are busy copying anyway: a cooperative
          * copy would only add chunk hand-offs (measured: 512 KiB alltoall at
-         * np 2, 62 us with it, 44 us without; bibw 512 KiB 56 vs 62 GB/s). */
-        if ((size_t)req->bytes >= p2p.coop_threshold &&
-            !p2p_large_recv_posted(p2p.coop_threshold)) {
+         * np 2, 62 us with it, 44 us without; bibw 512 KiB 56 vs 62 GB/s).
+         * Behind another rendezvous send of ours (a stream), the receiver
+         * is busy anyway: both sides copy only from the stream threshold
+         * (shm_thresholds.c). */
+        size_t from = p2p.sends_out > 0 ? p2p.coop_stream_threshold : p2p.coop_threshold;
+        if ((size_t)req->bytes >= from && !p2p_large_recv_posted(p2p.coop_threshold)) {
             rts->coop = weft_shm_coop_open(shm_of(peer), (const void *)(uintptr_t)rts->addr,
                                            (size_t)req->bytes);
         }
