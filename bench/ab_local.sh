@@ -6,9 +6,10 @@
 # of bench/netmod/netns_ab.sh, with the same output (summarise with
 # bench/netmod/ab_summary.py). From the repository:
 #   bench/ab_local.sh BENCH SIZES ROUNDS NP LABEL=INSTALL[:K=V,K=V] ...
+# (AB_ARGS: more benchmark arguments, e.g. AB_ARGS=-B for back-to-back calls)
 # e.g.
 #   bench/ab_local.sh bw 8192:4194304 3 2 main=install nocoop=install:WEFT_SMP_COOP_THRESHOLD=1g
-[ $# -ge 5 ] || { sed -n 3,11p "$0"; exit 2; }
+[ $# -ge 5 ] || { sed -n 3,12p "$0"; exit 2; }
 b=$1; m=$2; rounds=$3; np=$4; shift 4
 r=1
 while [ "$r" -le "$rounds" ]; do
@@ -20,7 +21,7 @@ while [ "$r" -le "$rounds" ]; do
         label=${spec%%=*}; rest=${spec#*=}; inst=${rest%%:*}; envs=""
         case "$rest" in *:*) envs=$(echo "${rest#*:}" | tr ',' ' ') ;; esac
         echo "### $label $b round $r"
-        env $envs "$inst/bin/mpirun" -n "$np" "$inst/libexec/weft-bench/$b" -m "$m" | grep -v '^#'
+        env $envs "$inst/bin/mpirun" -n "$np" "$inst/libexec/weft-bench/$b" -m "$m" $AB_ARGS | grep -v '^#'
     done
     r=$((r + 1))
 done

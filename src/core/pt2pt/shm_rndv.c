@@ -192,7 +192,11 @@ void p2p_shm_rndv_recv(int peer, weft_request_t *req, const rts_t *rts)
     if (rts->coop != 0) {
         MPI_Count cap = req->count * req->datatype->size;
         MPI_Count n   = (MPI_Count)rts->bytes < cap ? (MPI_Count)rts->bytes : cap;
-        if (req->datatype->is_contig && n > 0) {
+        /* A receive read right after (weft_irecv_read_soon) takes all of
+         * it into this core's cache, unless it is too large to stay there
+         * anyway (the stream threshold: half the L2). */
+        int read_here = req->read_soon && (size_t)n < p2p.coop_stream_threshold;
+        if (req->datatype->is_contig && n > 0 && !read_here) {
             int slot = (int)(rts->coop & 0xff) - 1;
             WEFT_PVAR_ADD(CMA_BYTES, n);
             weft_shm_coop_start(shm_of(peer), rts->coop,
@@ -203,7 +207,7 @@ void p2p_shm_rndv_recv(int peer, weft_request_t *req, const rts_t *rts)
             p2p.pending++;
             return;
         }
-        /* Non-contiguous or empty receive: decline, pull it ourselves. */
+        /* Non-contiguous, empty or read-soon receive: decline, pull it ourselves. */
         weft_shm_coop_start(shm_of(peer), rts->coop, NULL, 0);
         weft_shm_coop_close(shm_of(peer), rts->coop); /* the sender no longer touches it */
         cma_recv(peer, req, rts);                     /* pulls from rts->addr, sends FIN */
