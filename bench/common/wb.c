@@ -166,6 +166,9 @@ static void wb_usage(const wb_ctx_t *c, FILE *f)
     if (ft & WB_F_MEDIAN)
         fprintf(f, "      --median                  each rank's median iteration time (robust to\n"
                    "                                preemption on a loaded machine), not its mean\n");
+    if (ft & WB_F_TOUCH)
+        fprintf(f, "      --touch                   read every received byte before going on (as a\n"
+                   "                                program uses its data; timed)\n");
     if (ft & WB_F_DTYPE)
         fprintf(f, "  -d, --datatype T              char|int|float|double\n");
     if (ft & WB_F_THREADS)
@@ -231,6 +234,7 @@ static void wb_parse(wb_ctx_t *c, int argc, char **argv)
         {"in-place", no_argument, 0, 'I'},
         {"back-to-back", no_argument, 0, 'B'},
         {"median", no_argument, 0, 'M'},
+        {"touch", no_argument, 0, 'T'},
         {"datatype", required_argument, 0, 'd'},
         {"threads", required_argument, 0, 't'},
         {"win", required_argument, 0, 'w'},
@@ -283,6 +287,13 @@ static void wb_parse(wb_ctx_t *c, int argc, char **argv)
                 snprintf(err, sizeof(err), "--median is not used by this benchmark");
             }
             o->median = 1;
+            break;
+        case 'T':
+            if (!(ft & WB_F_TOUCH)) {
+                bad = 1;
+                snprintf(err, sizeof(err), "--touch is not used by this benchmark");
+            }
+            o->touch = 1;
             break;
         case 'd':
             bad |= !(ft & WB_F_DTYPE) || wb_set_dtype(o, optarg);
@@ -556,6 +567,18 @@ void wb_fill(void *buf, size_t bytes, unsigned seed)
 
     for (i = 0; i < bytes; i++)
         p[i] = wb_byte(seed, i);
+}
+
+void wb_touch(const void *buf, size_t bytes)
+{
+    const unsigned char *p   = buf;
+    uint64_t             sum = 0, w;
+
+    for (size_t i = 0; i + sizeof(w) <= bytes; i += sizeof(w)) {
+        memcpy(&w, p + i, sizeof(w));
+        sum += w;
+    }
+    __asm__ volatile("" : : "r"(sum)); /* the reads must happen */
 }
 
 int wb_verify(const wb_ctx_t *c, const void *buf, size_t bytes, unsigned seed, const char *what)

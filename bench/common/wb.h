@@ -41,7 +41,8 @@ enum {
     WB_F_PAIRS = 1u << 8,   /* even np, ranks paired i <-> i + np/2 */
     WB_F_TWO = 1u << 9,     /* exactly two ranks */
     WB_F_B2B = 1u << 10,    /* -B / --back-to-back (blocking collectives) */
-    WB_F_MEDIAN = 1u << 11  /* --median (a barrier-per-iteration loop) */
+    WB_F_MEDIAN = 1u << 11, /* --median (a barrier-per-iteration loop) */
+    WB_F_TOUCH = 1u << 12   /* --touch (point-to-point: read what arrives) */
 };
 
 typedef enum { WB_SYNC_FLUSH, WB_SYNC_LOCK, WB_SYNC_LOCK_ALL, WB_SYNC_FENCE, WB_SYNC_PSCW } wb_sync_t;
@@ -67,6 +68,7 @@ typedef struct wb_opts {
     int in_place;
     int back_to_back; /* no barrier between timed calls */
     int median;       /* per-iteration times: each rank's median, not its mean */
+    int touch;        /* read every received byte before going on, as a program would */
     int threads;
     int win_allocate; /* 1: MPI_Win_allocate, 0: MPI_Win_create */
     wb_sync_t sync;
@@ -163,6 +165,9 @@ void wb_fill(void *buf, size_t bytes, unsigned seed);
 /* Returns 0 if every byte matches; otherwise prints the first mismatch
  * (with 'what' and the rank) and returns 1. */
 int wb_verify(const wb_ctx_t *c, const void *buf, size_t bytes, unsigned seed, const char *what);
+/* Reads every 8-byte word of buf (--touch): the cost a program pays to use
+ * what it received, which depends on where the transport left those lines. */
+void wb_touch(const void *buf, size_t bytes);
 
 /* Typed values for reduction validation: element i of rank r at iteration
  * it is a small integer, so every sum is exact in every datatype. */

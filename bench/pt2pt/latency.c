@@ -2,7 +2,8 @@
  * Copyright (c) 2026 The Weft authors
  *
  * Ping-pong latency between ranks 0 and 1 with blocking MPI_Send/MPI_Recv;
- * reports half the round-trip time.
+ * reports half the round-trip time. --touch: each side reads what it
+ * received before answering.
  */
 #include "wb.h"
 
@@ -38,7 +39,7 @@ int main(int argc, char **argv)
     char *s, *r;
     size_t size;
 
-    wb_init(&c, &argc, &argv, "latency", "MPI Latency Test", WB_F_SIZES | WB_F_TWO, &d);
+    wb_init(&c, &argc, &argv, "latency", "MPI Latency Test", WB_F_SIZES | WB_F_TWO | WB_F_TOUCH, &d);
     wb_columns(&c, 1, 1, m);
     s = wb_alloc(c.o.max_size);
     r = wb_alloc(c.o.max_size);
@@ -56,8 +57,12 @@ int main(int argc, char **argv)
             if (c.rank == 0) {
                 WB(MPI_Send(s, (int)size, MPI_CHAR, peer, 1, c.comm));
                 WB(MPI_Recv(r, (int)size, MPI_CHAR, peer, 1, c.comm, MPI_STATUS_IGNORE));
+                if (c.o.touch)
+                    wb_touch(r, size);
             } else {
                 WB(MPI_Recv(r, (int)size, MPI_CHAR, peer, 1, c.comm, MPI_STATUS_IGNORE));
+                if (c.o.touch)
+                    wb_touch(r, size);
                 WB(MPI_Send(s, (int)size, MPI_CHAR, peer, 1, c.comm));
             }
         }
