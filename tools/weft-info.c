@@ -186,9 +186,6 @@ static int print_tuning(void)
                                            : " (every rendezvous)");
     printf("  %-14s %zu (contiguous CMA messages: sender and receiver copy at once; none in a\n"
            "  %-14s job with more ranks on a node than CPUs)\n", "coop from", t.coop_threshold, "");
-    printf("  %-14s %zu (the same for a send behind another rendezvous send still out: the\n"
-           "  %-14s receiver is busy anyway; from half the L2)\n", "coop in stream",
-           t.coop_stream_threshold, "");
     printf("  %-14s %s\n", "why", t.why);
     if (foreign > 0) {
         printf("  %-14s %d line(s) of WEFT_TUNING_FILE are not pt2pt rules (skipped)\n", "note",

@@ -17,13 +17,6 @@ int weft_isend(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, 
                weft_request_t **req_p);
 int weft_irecv(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int tag,
                weft_comm_t *comm, unsigned ctx_offset, weft_request_t **req_p);
-/* weft_irecv for data this process reads right after it arrives (a
- * reduction's operand): the receiver copies it all itself, so every line
- * lands in this core's cache, instead of sharing a cooperative copy whose
- * sender's half would first have to come back from the other core
- * (below the stream threshold, docs/tuning.md). */
-int weft_irecv_read_soon(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int tag,
-                         weft_comm_t *comm, unsigned ctx_offset, weft_request_t **req_p);
 
 /* Blocking forms (isend/irecv + wait). */
 int weft_send(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, int tag,

@@ -60,8 +60,6 @@ struct weft_request {
     uint32_t               context;      /* comm->context_id + offset */
     weft_send_mode_t       mode;
     MPI_Count              bytes;        /* packed size of the operation */
-    int                    read_soon;    /* receive: this process reads the data right
-                                          * after (weft_irecv_read_soon) */
 
     /* Matching queue links (posted receives) and send queues. */
     weft_request_t        *next, *prev;

@@ -3,9 +3,9 @@
  * (cooperative copy), contiguous send into a strided receive (the receiver
  * declines cooperation), strided send, truncation of a large message (only
  * what fits is written), and more concurrent large messages per pair than
- * cooperative-copy slots, and a one-way stream of sends (only the first of a
- * stream is copied by both sides below the stream threshold, every one above
- * it). Pairs rank 2k with 2k+1; an odd last rank sends to itself. */
+ * cooperative-copy slots, and a one-way stream of sends below and above the
+ * cooperative-copy size (half the L2). Pairs rank 2k with 2k+1; an odd last
+ * rank sends to itself. */
 #include "mpitest.h"
 
 #define MB (1 << 20)

@@ -49,9 +49,10 @@ def test_slow_cma_moves_thresholds():
         (at_cache_bound and slow["cma"] >= 1 << 20), (fast, slow)
     assert slow["cma"] > max(fast["cma"], fast["eager"]) or at_cache_bound, (fast, slow)
     assert slow["eager"] >= fast["eager"], (fast, slow)
-    # cooperative copy from 2 x CMA's fixed cost x its rate, at most 256 KiB:
-    # a 400 us call never pays for itself below the cap
-    assert 4096 <= fast["coop"] <= 262144 and slow["coop"] == 262144, (fast, slow)
+    # cooperative copy modelled from 2 x CMA's fixed cost x its rate, at most 256
+    # KiB, then raised to half the L2 (docs/tuning.md item 5): a 400 us call
+    # never lowers it
+    assert fast["coop"] >= 4096 and slow["coop"] >= max(fast["coop"], 262144), (fast, slow)
 
 
 def test_fixed_and_explicit_knobs_win():
@@ -77,7 +78,7 @@ def test_no_cooperative_copy_when_oversubscribed():
     asked = run({"WEFT_SMP_COOP_THRESHOLD": "64k"}, nprocs=ncpu + 1)
     assert asked["coop"] == 65536, asked
     if ncpu >= 2:
-        assert run({}, nprocs=2)["coop"] <= 262144
+        assert run({}, nprocs=2)["coop"] < 2**64 - 1  # on where every rank has a CPU
 
 
 def test_tuning_file_overrides(tmp_path):

@@ -42,7 +42,6 @@ typedef struct {
     weft_op_t       *op;
     weft_sched_poll_fn_t poll; /* STEP_POLL: poll(dst, first, &rc), 1 when done */
     int                  entered;
-    int                  read_soon; /* STEP_RECV: a later reduce step reads its buffer */
 } step_t;
 
 typedef struct {
@@ -315,15 +314,6 @@ int weft_sched_reduce(weft_sched_t *s, const void *in, void *inout, MPI_Count co
     if (st == NULL) {
         return no_mem();
     }
-    /* The receive that filled an operand is read right here: have it land
-     * in this core's cache (weft_irecv_read_soon). */
-    for (int i = s->nsteps - 2; i >= 0; i--) {
-        step_t *r = &s->steps[i];
-        if (r->kind == STEP_RECV && (r->dst == in || r->dst == inout)) {
-            r->read_soon = 1;
-            break;
-        }
-    }
     st->src   = in;
     st->dst   = inout;
     st->count = count;
@@ -454,9 +444,8 @@ static int stage_start(weft_sched_t *s)
                             s->chans[st->chan].comm, WEFT_CTX_COLL, WEFT_SEND_STANDARD, &r);
             break;
         case STEP_RECV:
-            rc = (st->read_soon ? weft_irecv_read_soon : weft_irecv)(
-                st->dst, st->count, st->dt, st->peer, s->chans[st->chan].tag,
-                s->chans[st->chan].comm, WEFT_CTX_COLL, &r);
+            rc = weft_irecv(st->dst, st->count, st->dt, st->peer, s->chans[st->chan].tag,
+                            s->chans[st->chan].comm, WEFT_CTX_COLL, &r);
             break;
         case STEP_REDUCE:
             rc = weft_op_reduce(st->op, st->src, st->dst, st->count, st->dt);

@@ -88,7 +88,6 @@ typedef struct {
     size_t         cma_threshold;
     size_t         held_limit;     /* local: a sender's eager bytes we hold unmatched before it must stop */
     size_t         coop_threshold; /* contiguous CMA rendezvous: cooperative copy from here */
-    size_t         coop_stream_threshold; /* the same while another rendezvous send is out */
     int            cma;
     weft_request_t posted;   /* sentinel of the posted-receive list */
     weft_unexp_t   unexp;    /* sentinel of the unexpected list */

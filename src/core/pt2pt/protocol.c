@@ -432,9 +432,8 @@ int weft_isend(const void *buf, MPI_Count count, weft_datatype_t *dt, int dest, 
     return MPI_SUCCESS;
 }
 
-static int irecv_post(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int tag,
-                      weft_comm_t *comm, unsigned ctx_offset, int read_soon,
-                      weft_request_t **req_p)
+int weft_irecv(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int tag,
+               weft_comm_t *comm, unsigned ctx_offset, weft_request_t **req_p)
 {
     weft_request_t *req = p2p_request_new(WEFT_REQ_RECV, comm, dt, source);
     weft_unexp_t   *u;
@@ -446,7 +445,6 @@ static int irecv_post(void *buf, MPI_Count count, weft_datatype_t *dt, int sourc
     if (source == MPI_PROC_NULL) {
         return MPI_SUCCESS;
     }
-    req->read_soon = read_soon;
     req->buf     = buf;
     req->count   = count;
     req->peer    = source;
@@ -462,18 +460,6 @@ static int irecv_post(void *buf, MPI_Count count, weft_datatype_t *dt, int sourc
     }
     p2p_post_recv(req);
     return MPI_SUCCESS;
-}
-
-int weft_irecv(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int tag,
-               weft_comm_t *comm, unsigned ctx_offset, weft_request_t **req_p)
-{
-    return irecv_post(buf, count, dt, source, tag, comm, ctx_offset, 0, req_p);
-}
-
-int weft_irecv_read_soon(void *buf, MPI_Count count, weft_datatype_t *dt, int source, int tag,
-                         weft_comm_t *comm, unsigned ctx_offset, weft_request_t **req_p)
-{
-    return irecv_post(buf, count, dt, source, tag, comm, ctx_offset, 1, req_p);
 }
 
 /* A self-send still waiting in the unexpected queue for its receive:

@@ -192,11 +192,7 @@ void p2p_shm_rndv_recv(int peer, weft_request_t *req, const rts_t *rts)
     if (rts->coop != 0) {
         MPI_Count cap = req->count * req->datatype->size;
         MPI_Count n   = (MPI_Count)rts->bytes < cap ? (MPI_Count)rts->bytes : cap;
-        /* A receive read right after (weft_irecv_read_soon) takes all of
-         * it into this core's cache, unless it is too large to stay there
-         * anyway (the stream threshold: half the L2). */
-        int read_here = req->read_soon && (size_t)n < p2p.coop_stream_threshold;
-        if (req->datatype->is_contig && n > 0 && !read_here) {
+        if (req->datatype->is_contig && n > 0) {
             int slot = (int)(rts->coop & 0xff) - 1;
             WEFT_PVAR_ADD(CMA_BYTES, n);
             weft_shm_coop_start(shm_of(peer), rts->coop,
@@ -207,7 +203,7 @@ void p2p_shm_rndv_recv(int peer, weft_request_t *req, const rts_t *rts)
             p2p.pending++;
             return;
         }
-        /* Non-contiguous, empty or read-soon receive: decline, pull it ourselves. */
+        /* Non-contiguous or empty receive: decline, pull it ourselves. */
         weft_shm_coop_start(shm_of(peer), rts->coop, NULL, 0);
         weft_shm_coop_close(shm_of(peer), rts->coop); /* the sender no longer touches it */
         cma_recv(peer, req, rts);                     /* pulls from rts->addr, sends FIN */
@@ -236,12 +232,9 @@ int p2p_shm_rts_prepare(int peer, weft_request_t *req, rts_t *rts)
         /* When this process itself waits for a large message, traffic runs
          * both ways and both processes are busy copying anyway: a cooperative
          * copy would only add chunk hand-offs (measured: 512 KiB alltoall at
-         * np 2, 62 us with it, 44 us without; bibw 512 KiB 56 vs 62 GB/s).
-         * Behind another rendezvous send of ours (a stream), the receiver
-         * is busy anyway: both sides copy only from the stream threshold
-         * (shm_thresholds.c). */
-        size_t from = p2p.sends_out > 0 ? p2p.coop_stream_threshold : p2p.coop_threshold;
-        if ((size_t)req->bytes >= from && !p2p_large_recv_posted(p2p.coop_threshold)) {
+         * np 2, 62 us with it, 44 us without; bibw 512 KiB 56 vs 62 GB/s). */
+        if ((size_t)req->bytes >= p2p.coop_threshold &&
+            !p2p_large_recv_posted(p2p.coop_threshold)) {
             rts->coop = weft_shm_coop_open(shm_of(peer), (const void *)(uintptr_t)rts->addr,
                                            (size_t)req->bytes);
         }

@@ -76,16 +76,22 @@
  * VM, np 4 on 2 cores, 13 collectives at 32 KiB-2 MiB without it: 58 rows
  * faster, 27 slower, geometric mean 0.90x; np 8 0.98x).
  *
- * In a stream (a send issued while another rendezvous send of ours is still
- * out, as in a window of isends), the receiver is kept busy copying message
- * after message anyway, and a cooperative copy only adds the sender's CMA
- * call and the chunk hand-offs to every message. It pays again once one
- * message's source and destination no longer both fit in the L2 (from half
- * the L2, 512 KiB when L2 is unknown): a lone core then copies at the memory
- * rate and the second core's copy adds to it. Measured (Intel family 6
- * model 167 VM, L2 2 MiB, np 2 bw, 3 alternating rounds, medians): without
- * it in streams 64 KiB 19.9 -> 23.7 GB/s, 128 KiB 23.4 -> 27.1, 256-512 KiB
- * +2-3%; with none at all (also not from 1 MiB) 2-4 MiB fell 16.5 -> 12.3.
+ * The model above times the copy alone, and so did the benchmarks that
+ * chose it: weft-bench never read what it received. A program does, and
+ * the sender's half of a cooperative copy sits in the other core's cache,
+ * so the first read pulls every one of its lines across (the family 6
+ * model 167 Intel VM moves ~5 GB/s between its cores). Measured there, np
+ * 2, each side reading its message before answering (`latency --touch`, 3
+ * alternating rounds): 64 KiB 11.1 us with it against 5.5 without, 128 KiB
+ * 17.6 against 10.2, 512 KiB 49 against 38, 1 MiB level (95 against 90),
+ * 2-4 MiB 1.2x faster with it; Open MPI took 5.6-36 us at 64-512 KiB. The
+ * same held for a reduction's operand (np 2 reduce 64-256 KiB 2x) and for
+ * a window of sends, where the receiver copies message after message
+ * anyway (np 2 bw 64-128 KiB +15-21% without). So the modelled size is a
+ * floor only: both sides copy from half the L2 (COOP_L2_DIVISOR), where a
+ * message's source and destination no longer fit in the L2 together, so
+ * its lines leave the caches either way and the second core's copy adds
+ * memory bandwidth; 512 KiB when L2 is unknown.
  */
 #include "core/pt2pt/shm_thresholds.h"
 
@@ -114,10 +120,10 @@
  * COOP_MAX_THRESHOLD (the fixed value before the model). */
 #define COOP_SPLIT_FACTOR  2.0
 #define COOP_MAX_THRESHOLD ((size_t)256 << 10)
-/* In a stream, cooperative copy from L2 / COOP_STREAM_L2_DIVISOR (see top),
- * COOP_STREAM_UNKNOWN_L2 when L2 is unknown. */
-#define COOP_STREAM_L2_DIVISOR 2u
-#define COOP_STREAM_UNKNOWN_L2 ((size_t)1 << 20)
+/* ...and never below L2 / COOP_L2_DIVISOR (COOP_UNKNOWN_L2 when L2 is
+ * unknown), see top. */
+#define COOP_L2_DIVISOR 2u
+#define COOP_UNKNOWN_L2 ((size_t)1 << 20)
 /* Rings of small nodes (weft_p2p_ring_bytes). */
 #define SMALL_NODE_RANKS 8
 #define SMALL_NODE_RING  ((size_t)1 << 20)
@@ -153,12 +159,10 @@ size_t weft_p2p_ring_bytes(int local_size)
     return local_size <= SMALL_NODE_RANKS ? SMALL_NODE_RING : weft_tunables.SMP_QUEUE_LENGTH;
 }
 
-/* Cooperative copy in a stream: from half the L2, never below coop (see top). */
-static size_t coop_in_stream(const weft_shm_costs_t *c, size_t coop)
+/* The cooperative copy's size floor: half the L2 (see top). */
+static size_t coop_floor(const weft_shm_costs_t *c)
 {
-    size_t l2     = c->l2_bytes ? (size_t)c->l2_bytes : COOP_STREAM_UNKNOWN_L2;
-    size_t stream = l2 / COOP_STREAM_L2_DIVISOR;
-    return stream > coop ? stream : coop;
+    return (c->l2_bytes ? (size_t)c->l2_bytes : COOP_UNKNOWN_L2) / COOP_L2_DIVISOR;
 }
 
 static void measured_choice(const weft_shm_costs_t *c, size_t ring_payload, int oversubscribed,
@@ -267,13 +271,6 @@ static void measured_choice(const weft_shm_costs_t *c, size_t ring_payload, int 
                                   : "2-copy pipeline up to CMA from ")
                        : "CMA above ",
              !cma_next ? t->cma_threshold : eager, t->coop_threshold);
-}
-
-void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload,
-                                  int oversubscribed, weft_p2p_thresholds_t *t)
-{
-    measured_choice(c, ring_payload, oversubscribed, t);
-    t->coop_stream_threshold = coop_in_stream(c, t->coop_threshold);
 }
 
 /* ---- rules file ---------------------------------------------------------- */
@@ -426,6 +423,20 @@ static void append(char *buf, size_t cap, const char *text)
     snprintf(buf + used, cap - used, "%s", text);
 }
 
+void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload,
+                                  int oversubscribed, weft_p2p_thresholds_t *t)
+{
+    /* The model's choices (eager, pipeline) use the modelled cooperative
+     * size; only the copy itself waits for the floor (see top). */
+    measured_choice(c, ring_payload, oversubscribed, t);
+    if (c->copy_ns != 0 && t->coop_threshold < coop_floor(c)) { /* measured */
+        t->coop_threshold = coop_floor(c);
+        char floor[96];
+        snprintf(floor, sizeof(floor), ", raised to half the L2 (%zu)", t->coop_threshold);
+        append(t->why, sizeof(t->why), floor);
+    }
+}
+
 int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payload,
                                int oversubscribed, weft_p2p_thresholds_t *t, int *foreign, char *err,
                                size_t errlen)
@@ -479,10 +490,5 @@ int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payloa
         t->eager_limit = ring_payload;
         append(t->why, sizeof(t->why), "; eager limit capped by WEFT_SMP_QUEUE_LENGTH");
     }
-    /* an explicit WEFT_SMP_COOP_THRESHOLD holds in streams too */
-    t->coop_stream_threshold =
-        weft_tunables_source(WEFT_TUNABLE_SMP_COOP_THRESHOLD) != WEFT_TSOURCE_DEFAULT
-            ? t->coop_threshold
-            : coop_in_stream(costs, t->coop_threshold);
     return 0;
 }

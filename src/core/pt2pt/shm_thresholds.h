@@ -17,9 +17,6 @@ typedef struct {
     size_t eager_limit;   /* largest eager message */
     size_t cma_threshold; /* rendezvous from here on uses CMA, below it the 2-copy pipeline */
     size_t coop_threshold; /* contiguous CMA rendezvous from here on: both sides copy at once */
-    size_t coop_stream_threshold; /* the same for a send issued while another rendezvous
-                                   * send of ours is still out (a stream): at least
-                                   * coop_threshold */
     char   table[200];    /* where the values come from */
     char   why[512];      /* the reasoning, one line */
 } weft_p2p_thresholds_t;
@@ -41,8 +38,8 @@ int weft_p2p_thresholds_rules(const char *text, const char *path, const weft_shm
 /* The thresholds in force: WEFT_SMP_TUNING=fixed, else the first matching
  * rule of WEFT_TUNING_FILE, else the measured choice; an
  * explicitly set WEFT_SMP_EAGERSIZE / WEFT_SMP_CMA_THRESHOLD /
- * WEFT_SMP_COOP_THRESHOLD wins over either (and then also sets the stream
- * threshold); the eager limit is capped at ring_payload. 0, or -1 with a message in err (file unreadable or bad).
+ * WEFT_SMP_COOP_THRESHOLD wins over either; the eager limit is capped at
+ * ring_payload. 0, or -1 with a message in err (file unreadable or bad).
  * *foreign as above. */
 int weft_p2p_thresholds_choose(const weft_shm_costs_t *costs, size_t ring_payload,
                                int oversubscribed, weft_p2p_thresholds_t *t, int *foreign, char *err,

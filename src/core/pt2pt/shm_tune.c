@@ -57,7 +57,6 @@ int p2p_shm_tune(size_t ring_payload)
     p2p.eager_limit   = t->eager_limit;
     p2p.cma_threshold = t->cma_threshold;
     p2p.coop_threshold = t->coop_threshold;
-    p2p.coop_stream_threshold = t->coop_stream_threshold;
     p2p.held_limit    = weft_tunables.SMP_HELD_LIMIT;
     WEFT_PVAR_SET(SHM_EAGER_LIMIT, p2p.eager_limit);
     WEFT_PVAR_SET(SHM_CMA_THRESHOLD, p2p.cma_threshold);
