@@ -8,6 +8,12 @@ import statistics
 import sys
 
 
+def sig3(v):
+    """Three significant digits: latencies of 0.2 us and bandwidths of
+    20000 MB/s alike keep their differences."""
+    return f"{v:.3g}" if v < 1000 else f"{v:.0f}"
+
+
 def main(path):
     runs = collections.defaultdict(lambda: collections.defaultdict(list))
     cur = None
@@ -29,7 +35,7 @@ def main(path):
         print("| bytes | " + " | ".join(k[1] for k in labels) + " |")
         print("|---|" + "---|" * len(labels))
         for s in sizes:
-            cells = [f"{min(runs[k][s]):.1f} / {statistics.median(runs[k][s]):.1f}"
+            cells = [f"{sig3(min(runs[k][s]))} / {sig3(statistics.median(runs[k][s]))}"
                      if runs[k][s] else "-" for k in labels]
             print(f"| {s} | " + " | ".join(cells) + " |")
 

@@ -25,4 +25,13 @@ static inline void weft_prefetch_for_write(const void *p, size_t len)
     }
 }
 
+/* Start fetching the lines of [p, p + len) that another core just wrote,
+ * all at once, before the loads that need them. */
+static inline void weft_prefetch_for_read(const void *p, size_t len)
+{
+    for (size_t at = 0; at < len; at += WEFT_CACHE_LINE) {
+        __builtin_prefetch((const char *)p + at, 0, 3);
+    }
+}
+
 #endif

@@ -604,6 +604,13 @@ void *weft_shm_reserve(int peer, size_t len)
     }
     o->reserved       = (char *)unit_at(o->cells, o->wpos);
     o->reserved_units = units;
+    /* The caller's copy would take the message's further lines one store
+     * miss after another; asking for all of them now overlaps those round
+     * trips (np 2 latency 1-4 KiB 0.51-0.96 us -> 0.38-0.82). */
+    if (units > UNITS_PER_LINE) {
+        weft_prefetch_for_write(o->reserved + WEFT_SHM_CELL,
+                                (size_t)(units - UNITS_PER_LINE) * WEFT_SHM_UNIT);
+    }
     return o->reserved + WEFT_SHM_HDR_SIZE;
 }
 
@@ -678,6 +685,16 @@ static int poll_peer(int peer)
     if (type == SHM_TYPE_SKIP) {
         in->rpos += len;
     } else {
+        /* A message of up to 6 lines: fetch its further lines together
+         * before the handler's memcpy asks for them. Its few wide loads
+         * otherwise waited on the sender's core one after another: np 2
+         * latency at 112-204 B was 0.33-0.37 us against 0.20 at 108 and
+         * 140 B, and is 0.21-0.26 with this. Longer copies overlap their
+         * own misses (no gain measured at 512 B-4 KiB). */
+        if (len > WEFT_SHM_INLINE && WEFT_SHM_HDR_SIZE + (size_t)len <= 6 * WEFT_SHM_CELL) {
+            weft_prefetch_for_read((const char *)h + WEFT_SHM_CELL,
+                                   WEFT_SHM_HDR_SIZE + (size_t)len - WEFT_SHM_CELL);
+        }
         weft_shm_msg_t msg = {(uint8_t)type, h->tag, h->context, h->src, len,
                               (const char *)h + WEFT_SHM_HDR_SIZE};
         shm.handlers[type](shm.world[peer], &msg);
