@@ -658,6 +658,9 @@ int weft_coll_alg_ok(int alg, const weft_coll_args_t *a)
     if ((f & WEFT_R_BUILTIN_OP) && a->op && !weft_op_is_builtin(a->op)) {
         return 0;
     }
+    if ((f & WEFT_R_ALONE) && comm->size != 1) {
+        return 0;
+    }
     if ((f & WEFT_R_POF2) && !weft_coll_is_pof2(comm->size)) {
         return 0;
     }

@@ -153,6 +153,7 @@ void weft_sched_rewind(weft_sched_t *s);
 /* Shared-memory node phase (src/coll/shm): needs the communicator's node
  * region; non-blocking and persistent forms on one node only. */
 #define WEFT_R_SHM         0x80u
+#define WEFT_R_ALONE       0x100u /* an intracommunicator of one rank */
 
 typedef int (*weft_coll_build_fn_t)(weft_sched_t *s, const weft_coll_args_t *a);
 /* A blocking call run directly, without a schedule. */
