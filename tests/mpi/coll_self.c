@@ -2,7 +2,8 @@
  * Copyright (c) 2026 The Weft authors
  *
  * Collectives on MPI_COMM_SELF (the one-rank `self` algorithms, blocking,
- * and the schedules of the non-blocking forms): each rank's block arrives
+ * and the schedules of the non-blocking forms, or of algorithms forced by
+ * WEFT_<COLL>_ALGORITHM, manifest label `schedules`): each rank's block arrives
  * byte for byte, through a strided receive type and in place; a send block
  * larger than the receive block is MPI_ERR_TRUNCATE with nothing written
  * past the receive buffer; a reduction's result is the operand, even for a

@@ -452,6 +452,11 @@ static int stage_start(weft_sched_t *s)
             break;
         case STEP_COPY:
             weft_dt_copy(st->src, st->count, st->dt, st->dst, st->count2, st->dt2);
+            /* A rank's own block larger than its place (bad counts, as a
+             * receive would report): the class only, as for a receive */
+            if (st->count * st->dt->size > st->count2 * st->dt2->size) {
+                rc = MPI_ERR_TRUNCATE;
+            }
             break;
         case STEP_POLL: {
             int first   = !st->entered;
