@@ -40,43 +40,39 @@ static char *at(const void *buf, MPI_Aint displ, const weft_datatype_t *dt)
 
 static int self_run(const weft_coll_args_t *a)
 {
-    const int in_place = a->sbuf == MPI_IN_PLACE;
+    const void            *src = a->sbuf;
+    void                  *dst = a->rbuf;
+    MPI_Count              scount = a->scount, rcount = a->rcount;
+    const weft_datatype_t *sdt = a->sdt, *rdt = a->rdt;
 
     switch (a->coll) {
     case WEFT_COLL_GATHER:
     case WEFT_COLL_ALLGATHER:
     case WEFT_COLL_ALLTOALL:
-        return in_place ? MPI_SUCCESS
-                        : copy_block(a, a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt);
     case WEFT_COLL_SCATTER:
-        return a->rbuf == MPI_IN_PLACE
-                   ? MPI_SUCCESS
-                   : copy_block(a, a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt);
+        break;
     case WEFT_COLL_GATHERV:
     case WEFT_COLL_ALLGATHERV:
-        return in_place ? MPI_SUCCESS
-                        : copy_block(a, a->sbuf, a->scount, a->sdt, at(a->rbuf, a->rdispls[0], a->rdt),
-                                     a->rcounts[0], a->rdt);
+        dst = at(a->rbuf, a->rdispls[0], a->rdt), rcount = a->rcounts[0];
+        break;
     case WEFT_COLL_SCATTERV:
-        return a->rbuf == MPI_IN_PLACE
-                   ? MPI_SUCCESS
-                   : copy_block(a, at(a->sbuf, a->sdispls[0], a->sdt), a->scounts[0], a->sdt,
-                                a->rbuf, a->rcount, a->rdt);
+        src = at(a->sbuf, a->sdispls[0], a->sdt), scount = a->scounts[0];
+        break;
     case WEFT_COLL_ALLTOALLV:
-        return in_place ? MPI_SUCCESS
-                        : copy_block(a, at(a->sbuf, a->sdispls[0], a->sdt), a->scounts[0], a->sdt,
-                                     at(a->rbuf, a->rdispls[0], a->rdt), a->rcounts[0], a->rdt);
+        src = at(a->sbuf, a->sdispls[0], a->sdt), scount = a->scounts[0];
+        dst = at(a->rbuf, a->rdispls[0], a->rdt), rcount = a->rcounts[0];
+        break;
     case WEFT_COLL_REDUCE:
     case WEFT_COLL_ALLREDUCE:
     case WEFT_COLL_SCAN:
-        return in_place ? MPI_SUCCESS
-                        : copy_block(a, a->sbuf, a->count, a->dt, a->rbuf, a->count, a->dt);
+        scount = rcount = a->count, sdt = rdt = a->dt;
+        break;
     case WEFT_COLL_REDUCE_SCATTER:
-        return in_place ? MPI_SUCCESS
-                        : copy_block(a, a->sbuf, a->rcounts[0], a->dt, a->rbuf, a->rcounts[0], a->dt);
+        scount = rcount = a->rcounts[0], sdt = rdt = a->dt;
+        break;
     case WEFT_COLL_REDUCE_SCATTER_BLOCK:
-        return in_place ? MPI_SUCCESS
-                        : copy_block(a, a->sbuf, a->rcount, a->dt, a->rbuf, a->rcount, a->dt);
+        scount = rcount = a->rcount, sdt = rdt = a->dt;
+        break;
     case WEFT_COLL_BARRIER:
     case WEFT_COLL_BCAST:
     case WEFT_COLL_EXSCAN:
@@ -84,6 +80,10 @@ static int self_run(const weft_coll_args_t *a)
     default:
         return weft_error(MPI_ERR_INTERN, "%s has no one-rank form", weft_coll_names[a->coll]);
     }
+    if (a->sbuf == MPI_IN_PLACE || a->rbuf == MPI_IN_PLACE) { /* the block is already there */
+        return MPI_SUCCESS;
+    }
+    return copy_block(a, src, scount, sdt, dst, rcount, rdt);
 }
 
 #define SELF_RUN(_lcoll)                                                \
