@@ -45,6 +45,11 @@ static int self_run(const weft_coll_args_t *a)
     MPI_Count              scount = a->scount, rcount = a->rcount;
     const weft_datatype_t *sdt = a->sdt, *rdt = a->rdt;
 
+    /* In place the block is already there; first, as the in-place side's
+     * counts and displacements are not significant (may be NULL) */
+    if (a->sbuf == MPI_IN_PLACE || a->rbuf == MPI_IN_PLACE) {
+        return MPI_SUCCESS;
+    }
     switch (a->coll) {
     case WEFT_COLL_GATHER:
     case WEFT_COLL_ALLGATHER:
@@ -79,9 +84,6 @@ static int self_run(const weft_coll_args_t *a)
         return MPI_SUCCESS;
     default:
         return weft_error(MPI_ERR_INTERN, "%s has no one-rank form", weft_coll_names[a->coll]);
-    }
-    if (a->sbuf == MPI_IN_PLACE || a->rbuf == MPI_IN_PLACE) { /* the block is already there */
-        return MPI_SUCCESS;
     }
     return copy_block(a, src, scount, sdt, dst, rcount, rdt);
 }

@@ -123,6 +123,11 @@ int main(int argc, char **argv)
     CHECK_OK(MPI_Gather(MPI_IN_PLACE, N, MPI_INT, rbuf, N, MPI_INT, 0, MPI_COMM_SELF));
     CHECK_OK(MPI_Allreduce(MPI_IN_PLACE, rbuf, N, MPI_INT, MPI_SUM, MPI_COMM_SELF));
     CHECK_OK(MPI_Alltoall(MPI_IN_PLACE, N, MPI_INT, rbuf, N, MPI_INT, MPI_COMM_SELF));
+    {   /* in place the send counts and displacements are not significant */
+        int c[1] = {N}, d[1] = {0};
+        CHECK_OK(MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, rbuf, c, d, MPI_INT,
+                               MPI_COMM_SELF));
+    }
     check_ints(rbuf, N, 8, "in place");
 
     /* a larger send block: truncation, nothing past the receive block */
